@@ -1,0 +1,156 @@
+//===- HloInstruction.h - One instruction of an HLO computation -----------===//
+//
+// Mirrors xla::HloInstruction. An instruction keeps every attribute it was
+// parsed with, in order, as text; typed accessors (HloInstructionAttributes.h)
+// decode the ones passes and the interpreter read, and setters re-encode them.
+// That is what lets a module print back exactly as XLA wrote it even when it
+// carries attributes loom has never heard of.
+//
+// Two kinds of attribute refer to other IR objects and are therefore kept as
+// pointers and printed from them: computation references (to_apply=, calls=,
+// condition=, body=, branch_computations=, ...) and control-predecessors=.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_HLO_IR_HLOINSTRUCTION_H
+#define LOOM_HLO_IR_HLOINSTRUCTION_H
+
+#include "loom/hlo/ir/HloOpcode.h"
+#include "loom/hlo/ir/Shape.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <list>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace loom::hlo {
+
+class HloComputation;
+class HloModule;
+
+class HloInstruction {
+public:
+  /// How an attribute's value is stored.
+  enum class AttributeKind : uint8_t {
+    kText,                 // verbatim text after '='
+    kComputation,          // `name=%comp`: one computation
+    kComputationList,      // `name={%a, %b}`: braced computation list
+    kControlPredecessors,  // `control-predecessors={%a, %b}`
+  };
+  struct Attribute {
+    std::string name;
+    std::string value; // for kText only
+    AttributeKind kind = AttributeKind::kText;
+    std::vector<HloComputation *> computations; // for the computation kinds
+  };
+
+  /// A detached instruction; HloComputation::AddInstruction adopts it. Users
+  /// of the operands are updated when it is added to a computation.
+  static std::unique_ptr<HloInstruction>
+  Create(HloOpcode opcode, Shape shape, llvm::ArrayRef<HloInstruction *> operands,
+         llvm::StringRef name = "");
+
+  ~HloInstruction();
+  HloInstruction(const HloInstruction &) = delete;
+  HloInstruction &operator=(const HloInstruction &) = delete;
+
+  HloOpcode opcode() const { return opcode_; }
+  /// For XLA's async sugar (`%x = f32[] negate-start(...)`): the wrapped
+  /// opcode. opcode() is then kAsyncStart/kAsyncUpdate/kAsyncDone.
+  std::optional<HloOpcode> async_wrapped_opcode() const { return async_wrapped_; }
+  void set_async_wrapped_opcode(std::optional<HloOpcode> op) { async_wrapped_ = op; }
+  /// The opcode as printed: "add", "negate-start", ...
+  std::string OpcodeText() const;
+
+  const std::string &name() const { return name_; }
+  void SetName(std::string name) { name_ = std::move(name); }
+
+  const Shape &shape() const { return shape_; }
+  Shape *mutable_shape() { return &shape_; }
+
+  // Operands and users. users() holds each user once, in the order they
+  // started using this instruction.
+  int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
+  HloInstruction *operand(int64_t i) const { return operands_[i]; }
+  HloInstruction *mutable_operand(int64_t i) const { return operands_[i]; }
+  llvm::ArrayRef<HloInstruction *> operands() const { return operands_; }
+  llvm::ArrayRef<HloInstruction *> users() const { return users_; }
+  int64_t user_count() const { return static_cast<int64_t>(users_.size()); }
+  void AppendOperand(HloInstruction *operand);
+  /// Replaces operand i; the shapes must be compatible.
+  llvm::Error ReplaceOperandWith(int64_t i, HloInstruction *new_operand);
+  /// Replaces every use of this instruction (operands of users, and the root
+  /// of the parent computation) with `other`. Shapes must be compatible.
+  llvm::Error ReplaceAllUsesWith(HloInstruction *other);
+  /// Drops every operand (and the matching user links).
+  void DetachOperands();
+
+  // Control dependencies.
+  llvm::ArrayRef<HloInstruction *> control_predecessors() const { return control_preds_; }
+  llvm::ArrayRef<HloInstruction *> control_successors() const { return control_succs_; }
+  /// Makes this instruction a control predecessor of `successor`.
+  void AddControlDependencyTo(HloInstruction *successor);
+  void RemoveControlDependencyTo(HloInstruction *successor);
+  void DropAllControlDeps();
+
+  HloComputation *parent() const { return parent_; }
+  bool IsRoot() const;
+
+  /// kParameter: the number in `parameter(N)`.
+  int64_t parameter_number() const { return parameter_number_; }
+  void set_parameter_number(int64_t n) { parameter_number_ = n; }
+  /// kConstant: the literal between the parentheses, verbatim.
+  const std::string &literal_text() const { return literal_text_; }
+  void set_literal_text(std::string text) { literal_text_ = std::move(text); }
+
+  // Attributes, in print order.
+  llvm::ArrayRef<Attribute> attributes() const { return attributes_; }
+  std::vector<Attribute> &mutable_attributes() { return attributes_; }
+  /// The text of a kText attribute; nullptr when absent.
+  const std::string *FindAttribute(llvm::StringRef name) const;
+  bool HasAttribute(llvm::StringRef name) const;
+  /// Sets a text attribute, in place when present, appended otherwise.
+  void SetAttribute(llvm::StringRef name, std::string value);
+  /// Sets a computation reference (`name=%comp`), in place or appended.
+  void SetCalledComputation(llvm::StringRef name, HloComputation *computation);
+  bool RemoveAttribute(llvm::StringRef name);
+
+  /// Every computation this instruction calls, in attribute order.
+  std::vector<HloComputation *> called_computations() const;
+  /// The computations of one attribute (to_apply, condition, body, calls,
+  /// branch_computations, ...); empty if absent.
+  llvm::ArrayRef<HloComputation *> CalledComputations(llvm::StringRef attribute) const;
+  /// Replaces references to `from` in every computation attribute.
+  void ReplaceCalledComputation(HloComputation *from, HloComputation *to);
+
+  /// The instruction in XLA's dump syntax, without indentation or newline.
+  std::string ToString() const;
+
+private:
+  friend class HloComputation;
+  HloInstruction(HloOpcode opcode, Shape shape);
+  void AddUser(HloInstruction *user);
+  void RemoveUser(HloInstruction *user);
+
+  HloOpcode opcode_;
+  std::optional<HloOpcode> async_wrapped_;
+  std::string name_;
+  Shape shape_;
+  std::vector<HloInstruction *> operands_;
+  std::vector<HloInstruction *> users_;
+  std::vector<HloInstruction *> control_preds_;
+  std::vector<HloInstruction *> control_succs_;
+  std::vector<Attribute> attributes_;
+  std::string literal_text_;
+  int64_t parameter_number_ = -1;
+  HloComputation *parent_ = nullptr;
+  std::list<std::unique_ptr<HloInstruction>>::iterator self_;
+};
+
+} // namespace loom::hlo
+
+#endif

@@ -1,0 +1,25 @@
+//===- OutputFile.h - Atomic output for the command-line tools ------------===//
+//
+// A failed run must never leave a half-written or clobbered output: the tools
+// write to a temporary file beside the target and rename it into place only
+// once everything succeeded.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_SUPPORT_OUTPUTFILE_H
+#define LOOM_SUPPORT_OUTPUTFILE_H
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+namespace loom {
+
+/// Writes Contents to Path ("-" is stdout) atomically: temporary file in the
+/// same folder, then rename. On error Path is untouched.
+llvm::Error writeOutputAtomically(llvm::StringRef Path, llvm::StringRef Contents);
+
+/// Reads a whole file ("-" is stdin).
+llvm::Expected<std::string> readInput(llvm::StringRef Path);
+
+} // namespace loom
+
+#endif

@@ -1,0 +1,483 @@
+#include "loom/hlo/ir/HloAttributes.h"
+
+#include "loom/support/Error.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+namespace loom::hlo {
+namespace {
+
+/// A cursor over an attribute's text; every read skips spaces first.
+class Cursor {
+public:
+  explicit Cursor(llvm::StringRef text) : rest_(text) {}
+  bool Eat(char c) {
+    SkipSpace();
+    if (rest_.empty() || rest_.front() != c)
+      return false;
+    rest_ = rest_.drop_front();
+    return true;
+  }
+  bool Peek(char c) {
+    SkipSpace();
+    return !rest_.empty() && rest_.front() == c;
+  }
+  bool EatInt(int64_t &value) {
+    SkipSpace();
+    size_t n = 0;
+    if (n < rest_.size() && rest_[n] == '-')
+      ++n;
+    while (n < rest_.size() && llvm::isDigit(rest_[n]))
+      ++n;
+    if (rest_.take_front(n).getAsInteger(10, value))
+      return false;
+    rest_ = rest_.drop_front(n);
+    return true;
+  }
+  bool AtEnd() {
+    SkipSpace();
+    return rest_.empty();
+  }
+
+private:
+  void SkipSpace() { rest_ = rest_.ltrim(); }
+  llvm::StringRef rest_;
+};
+
+/// Reads `a,b,c` up to `close` (which is consumed).
+bool EatIntsUntil(Cursor &c, char close, std::vector<int64_t> &out) {
+  if (c.Eat(close))
+    return true;
+  do {
+    int64_t v;
+    if (!c.EatInt(v))
+      return false;
+    out.push_back(v);
+  } while (c.Eat(','));
+  return c.Eat(close);
+}
+
+llvm::Expected<const std::string *> Require(const HloInstruction &inst, llvm::StringRef name) {
+  const std::string *v = inst.FindAttribute(name);
+  if (!v)
+    return InstructionError(inst, "missing attribute '" + name + "'");
+  return v;
+}
+
+llvm::Expected<int64_t> GetIntAttribute(const HloInstruction &inst, llvm::StringRef name) {
+  auto v = Require(inst, name);
+  if (!v)
+    return v.takeError();
+  int64_t n;
+  if (llvm::StringRef(**v).trim().getAsInteger(10, n))
+    return InstructionError(inst, "attribute '" + name + "' is not an integer: " + **v);
+  return n;
+}
+
+llvm::Expected<std::vector<int64_t>> GetIntListAttribute(const HloInstruction &inst,
+                                                         llvm::StringRef name,
+                                                         bool required) {
+  const std::string *v = inst.FindAttribute(name);
+  if (!v) {
+    if (required)
+      return InstructionError(inst, "missing attribute '" + name + "'");
+    return std::vector<int64_t>{};
+  }
+  auto list = ParseIntList(*v);
+  if (!list)
+    return InstructionError(inst, "attribute '" + name + "': " + llvm::toString(list.takeError()));
+  return list;
+}
+
+/// Expands `[G,S]<=[dims]T(perm)` to G groups of S devices.
+llvm::Expected<std::vector<std::vector<int64_t>>> ExpandIota(Cursor &c) {
+  std::vector<int64_t> group_shape, dims, perm;
+  if (!c.Eat('[') || !EatIntsUntil(c, ']', group_shape) || group_shape.size() != 2)
+    return makeError("iota replica groups need a [groups,size] shape");
+  if (!c.Eat('<') || !c.Eat('=') || !c.Eat('[') || !EatIntsUntil(c, ']', dims) || dims.empty())
+    return makeError("iota replica groups need '<=[dims]'");
+  if (c.Eat('T')) {
+    if (!c.Eat('(') || !EatIntsUntil(c, ')', perm))
+      return makeError("malformed transpose 'T(...)' in iota replica groups");
+  } else {
+    for (size_t i = 0; i < dims.size(); ++i)
+      perm.push_back(static_cast<int64_t>(i));
+  }
+  if (!c.AtEnd())
+    return makeError("unexpected text after iota replica groups");
+  if (perm.size() != dims.size())
+    return makeError("transpose rank differs from the iota rank");
+  int64_t total = 1;
+  for (int64_t d : dims) {
+    if (d <= 0 || __builtin_mul_overflow(total, d, &total) || total > (int64_t(1) << 24))
+      return makeError("iota replica group dimensions out of range");
+  }
+  if (group_shape[0] <= 0 || group_shape[1] <= 0 || group_shape[0] * group_shape[1] != total)
+    return makeError("iota replica group shape does not cover the device list");
+  std::vector<bool> seen(dims.size(), false);
+  for (int64_t p : perm) {
+    if (p < 0 || p >= static_cast<int64_t>(dims.size()) || seen[p])
+      return makeError("iota transpose is not a permutation");
+    seen[p] = true;
+  }
+  // Walk the transposed array in row-major order; each element is the
+  // row-major index of the same element in the untransposed iota.
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int64_t i = static_cast<int64_t>(dims.size()) - 2; i >= 0; --i)
+    strides[i] = strides[i + 1] * dims[i + 1];
+  std::vector<int64_t> index(dims.size(), 0);
+  std::vector<int64_t> flat;
+  flat.reserve(total);
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t value = 0;
+    for (size_t k = 0; k < perm.size(); ++k)
+      value += index[k] * strides[perm[k]];
+    flat.push_back(value);
+    for (int64_t k = static_cast<int64_t>(perm.size()) - 1; k >= 0; --k) {
+      if (++index[k] < dims[perm[k]])
+        break;
+      index[k] = 0;
+    }
+  }
+  std::vector<std::vector<int64_t>> groups(group_shape[0]);
+  for (int64_t g = 0; g < group_shape[0]; ++g)
+    groups[g].assign(flat.begin() + g * group_shape[1], flat.begin() + (g + 1) * group_shape[1]);
+  return groups;
+}
+
+} // namespace
+
+llvm::Error InstructionError(const HloInstruction &inst, const llvm::Twine &msg) {
+  return makeError("'" + inst.name() + "': " + msg);
+}
+
+llvm::Expected<std::vector<int64_t>> ParseIntList(llvm::StringRef text) {
+  Cursor c(text);
+  std::vector<int64_t> values;
+  if (!c.Eat('{') || !EatIntsUntil(c, '}', values) || !c.AtEnd())
+    return makeError("expected a list of integers like {0,1}, got '" + text + "'");
+  return values;
+}
+
+std::string FormatIntList(llvm::ArrayRef<int64_t> values) {
+  std::string s = "{";
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i)
+      s += ',';
+    s += std::to_string(values[i]);
+  }
+  return s + "}";
+}
+
+std::optional<std::string> UnquoteString(llvm::StringRef text) {
+  text = text.trim();
+  if (text.size() < 2 || text.front() != '"' || text.back() != '"')
+    return std::nullopt;
+  std::string out;
+  out.reserve(text.size());
+  for (size_t i = 1; i + 1 < text.size(); ++i) {
+    char ch = text[i];
+    if (ch != '\\' || i + 2 >= text.size()) {
+      out += ch;
+      continue;
+    }
+    char next = text[++i];
+    switch (next) {
+    case 'n': out += '\n'; break;
+    case 't': out += '\t'; break;
+    case 'r': out += '\r'; break;
+    default: out += next; break;
+    }
+  }
+  return out;
+}
+
+std::string QuoteString(llvm::StringRef text) {
+  std::string out = "\"";
+  for (char ch : text) {
+    switch (ch) {
+    case '"': out += "\\\""; break;
+    case '\\': out += "\\\\"; break;
+    case '\n': out += "\\n"; break;
+    case '\t': out += "\\t"; break;
+    default: out += ch; break;
+    }
+  }
+  return out + "\"";
+}
+
+llvm::Expected<ReplicaGroups> ParseReplicaGroups(llvm::StringRef text) {
+  Cursor c(text);
+  ReplicaGroups result;
+  if (c.Peek('[')) {
+    auto groups = ExpandIota(c);
+    if (!groups)
+      return groups.takeError();
+    result.groups = std::move(*groups);
+    result.was_iota = true;
+    return result;
+  }
+  if (!c.Eat('{'))
+    return makeError("expected replica groups like {{0,1},{2,3}} or [2,2]<=[4]");
+  if (!c.Eat('}')) {
+    do {
+      std::vector<int64_t> group;
+      if (!c.Eat('{') || !EatIntsUntil(c, '}', group))
+        return makeError("malformed replica group in '" + text + "'");
+      result.groups.push_back(std::move(group));
+    } while (c.Eat(','));
+    if (!c.Eat('}'))
+      return makeError("malformed replica groups '" + text + "'");
+  }
+  if (!c.AtEnd())
+    return makeError("unexpected text after replica groups '" + text + "'");
+  return result;
+}
+
+std::string FormatReplicaGroups(const std::vector<std::vector<int64_t>> &groups) {
+  std::string s = "{";
+  for (size_t i = 0; i < groups.size(); ++i) {
+    if (i)
+      s += ',';
+    s += FormatIntList(groups[i]);
+  }
+  return s + "}";
+}
+
+llvm::Expected<std::vector<int64_t>> GetDimensions(const HloInstruction &inst) {
+  return GetIntListAttribute(inst, "dimensions", /*required=*/true);
+}
+
+llvm::Expected<int64_t> GetTupleIndex(const HloInstruction &inst) {
+  return GetIntAttribute(inst, "index");
+}
+
+llvm::Expected<int64_t> GetIotaDimension(const HloInstruction &inst) {
+  return GetIntAttribute(inst, "iota_dimension");
+}
+
+llvm::Expected<DotDimensionNumbers> GetDotDimensionNumbers(const HloInstruction &inst) {
+  DotDimensionNumbers d;
+  struct Field {
+    const char *name;
+    std::vector<int64_t> *out;
+  } fields[] = {{"lhs_batch_dims", &d.lhs_batch_dimensions},
+                {"rhs_batch_dims", &d.rhs_batch_dimensions},
+                {"lhs_contracting_dims", &d.lhs_contracting_dimensions},
+                {"rhs_contracting_dims", &d.rhs_contracting_dimensions}};
+  for (Field &f : fields) {
+    auto list = GetIntListAttribute(inst, f.name, /*required=*/false);
+    if (!list)
+      return list.takeError();
+    *f.out = std::move(*list);
+  }
+  return d;
+}
+
+void SetDotDimensionNumbers(HloInstruction &inst, const DotDimensionNumbers &d) {
+  // XLA prints only the non-empty lists, batch dims first.
+  auto set = [&](const char *name, const std::vector<int64_t> &v) {
+    if (v.empty())
+      inst.RemoveAttribute(name);
+    else
+      inst.SetAttribute(name, FormatIntList(v));
+  };
+  set("lhs_batch_dims", d.lhs_batch_dimensions);
+  set("lhs_contracting_dims", d.lhs_contracting_dimensions);
+  set("rhs_batch_dims", d.rhs_batch_dimensions);
+  set("rhs_contracting_dims", d.rhs_contracting_dimensions);
+}
+
+llvm::Expected<ReplicaGroups> GetReplicaGroups(const HloInstruction &inst) {
+  const std::string *v = inst.FindAttribute("replica_groups");
+  if (!v)
+    return ReplicaGroups{};
+  auto groups = ParseReplicaGroups(*v);
+  if (!groups)
+    return InstructionError(inst, "replica_groups: " + llvm::toString(groups.takeError()));
+  return groups;
+}
+
+std::optional<int64_t> GetChannelId(const HloInstruction &inst) {
+  const std::string *v = inst.FindAttribute("channel_id");
+  int64_t n;
+  if (!v || llvm::StringRef(*v).getAsInteger(10, n))
+    return std::nullopt;
+  return n;
+}
+
+bool GetUseGlobalDeviceIds(const HloInstruction &inst) {
+  const std::string *v = inst.FindAttribute("use_global_device_ids");
+  return v && *v == "true";
+}
+
+llvm::Expected<int64_t> GetCollectiveDimension(const HloInstruction &inst) {
+  auto dims = GetDimensions(inst);
+  if (!dims)
+    return dims.takeError();
+  if (dims->size() != 1)
+    return InstructionError(inst, "expected exactly one collective dimension");
+  return dims->front();
+}
+
+llvm::Expected<std::vector<std::pair<int64_t, int64_t>>>
+GetSourceTargetPairs(const HloInstruction &inst) {
+  auto v = Require(inst, "source_target_pairs");
+  if (!v)
+    return v.takeError();
+  auto groups = ParseReplicaGroups(**v);
+  std::vector<std::pair<int64_t, int64_t>> pairs;
+  if (!groups || groups->was_iota)
+    return InstructionError(inst, "malformed source_target_pairs: " + **v);
+  for (const auto &g : groups->groups) {
+    if (g.size() != 2)
+      return InstructionError(inst, "each source_target_pair needs two ids: " + **v);
+    pairs.emplace_back(g[0], g[1]);
+  }
+  return pairs;
+}
+
+std::string GetCustomCallTarget(const HloInstruction &inst) {
+  const std::string *v = inst.FindAttribute("custom_call_target");
+  if (!v)
+    return "";
+  return UnquoteString(*v).value_or(*v);
+}
+
+std::string GetBackendConfig(const HloInstruction &inst) {
+  const std::string *v = inst.FindAttribute("backend_config");
+  if (!v)
+    return "";
+  return UnquoteString(*v).value_or(*v);
+}
+
+llvm::Expected<int> GetCustomCallApiVersion(const HloInstruction &inst) {
+  const std::string *v = inst.FindAttribute("api_version");
+  if (!v)
+    return 1;
+  int version = llvm::StringSwitch<int>(*v)
+                    .Case("API_VERSION_UNSPECIFIED", 0)
+                    .Case("API_VERSION_ORIGINAL", 1)
+                    .Case("API_VERSION_STATUS_RETURNING", 2)
+                    .Case("API_VERSION_STATUS_RETURNING_UNIFIED", 3)
+                    .Case("API_VERSION_TYPED_FFI", 4)
+                    .Default(-1);
+  if (version < 0)
+    return InstructionError(inst, "unknown api_version '" + *v + "'");
+  return version;
+}
+
+llvm::Expected<std::vector<std::pair<std::string, std::string>>>
+GetFrontendAttributes(const HloInstruction &inst) {
+  std::vector<std::pair<std::string, std::string>> result;
+  const std::string *v = inst.FindAttribute("frontend_attributes");
+  if (!v)
+    return result;
+  llvm::StringRef text = llvm::StringRef(*v).trim();
+  if (!text.consume_front("{") || !text.consume_back("}"))
+    return InstructionError(inst, "frontend_attributes must be braced: " + *v);
+  while (!(text = text.ltrim()).empty()) {
+    size_t eq = text.find('=');
+    if (eq == llvm::StringRef::npos)
+      return InstructionError(inst, "malformed frontend_attributes: " + *v);
+    llvm::StringRef key = text.take_front(eq).trim();
+    text = text.drop_front(eq + 1).ltrim();
+    if (!text.startswith("\""))
+      return InstructionError(inst, "frontend attribute '" + key + "' must be quoted");
+    size_t end = 1;
+    while (end < text.size() && text[end] != '"')
+      end += text[end] == '\\' ? 2 : 1;
+    if (end >= text.size())
+      return InstructionError(inst, "unterminated frontend attribute '" + key + "'");
+    result.emplace_back(key.str(), *UnquoteString(text.take_front(end + 1)));
+    text = text.drop_front(end + 1).ltrim();
+    if (!text.empty() && !text.consume_front(","))
+      return InstructionError(inst, "malformed frontend_attributes: " + *v);
+  }
+  return result;
+}
+
+void SetFrontendAttributes(HloInstruction &inst,
+                           const std::vector<std::pair<std::string, std::string>> &attrs) {
+  std::string s = "{";
+  for (size_t i = 0; i < attrs.size(); ++i) {
+    if (i)
+      s += ',';
+    s += attrs[i].first + "=" + QuoteString(attrs[i].second);
+  }
+  inst.SetAttribute("frontend_attributes", s + "}");
+}
+
+llvm::Expected<ComparisonDirection> GetComparisonDirection(const HloInstruction &inst) {
+  auto v = Require(inst, "direction");
+  if (!v)
+    return v.takeError();
+  auto d = llvm::StringSwitch<std::optional<ComparisonDirection>>(**v)
+               .Case("EQ", ComparisonDirection::kEq)
+               .Case("NE", ComparisonDirection::kNe)
+               .Case("GE", ComparisonDirection::kGe)
+               .Case("GT", ComparisonDirection::kGt)
+               .Case("LE", ComparisonDirection::kLe)
+               .Case("LT", ComparisonDirection::kLt)
+               .Default(std::nullopt);
+  if (!d)
+    return InstructionError(inst, "unknown comparison direction '" + **v + "'");
+  return *d;
+}
+
+llvm::Expected<SliceConfig> GetSliceConfig(const HloInstruction &inst) {
+  auto v = Require(inst, "slice");
+  if (!v)
+    return v.takeError();
+  Cursor c(**v);
+  SliceConfig s;
+  auto bad = [&] { return InstructionError(inst, "malformed slice " + **v); };
+  if (!c.Eat('{'))
+    return bad();
+  if (!c.Eat('}')) {
+    do {
+      int64_t start, limit, stride = 1;
+      if (!c.Eat('[') || !c.EatInt(start) || !c.Eat(':') || !c.EatInt(limit))
+        return bad();
+      if (c.Eat(':') && !c.EatInt(stride))
+        return bad();
+      if (!c.Eat(']'))
+        return bad();
+      s.starts.push_back(start);
+      s.limits.push_back(limit);
+      s.strides.push_back(stride);
+    } while (c.Eat(','));
+    if (!c.Eat('}'))
+      return bad();
+  }
+  if (!c.AtEnd())
+    return bad();
+  return s;
+}
+
+llvm::Expected<std::vector<int64_t>> GetDynamicSliceSizes(const HloInstruction &inst) {
+  return GetIntListAttribute(inst, "dynamic_slice_sizes", /*required=*/true);
+}
+
+llvm::Expected<std::vector<PaddingDimension>> GetPaddingConfig(const HloInstruction &inst) {
+  auto v = Require(inst, "padding");
+  if (!v)
+    return v.takeError();
+  std::vector<PaddingDimension> result;
+  llvm::SmallVector<llvm::StringRef, 4> dims;
+  llvm::StringRef(**v).split(dims, 'x');
+  for (llvm::StringRef dim : dims) {
+    llvm::SmallVector<llvm::StringRef, 3> parts;
+    dim.split(parts, '_');
+    PaddingDimension p;
+    if (parts.size() < 2 || parts.size() > 3 || parts[0].getAsInteger(10, p.low) ||
+        parts[1].getAsInteger(10, p.high) ||
+        (parts.size() == 3 && parts[2].getAsInteger(10, p.interior)))
+      return InstructionError(inst, "malformed padding '" + **v + "'");
+    result.push_back(p);
+  }
+  return result;
+}
+
+} // namespace loom::hlo

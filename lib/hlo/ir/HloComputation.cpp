@@ -1,0 +1,179 @@
+#include "loom/hlo/ir/HloComputation.h"
+
+#include "loom/hlo/ir/HloModule.h"
+#include "loom/support/Error.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallVector.h"
+
+namespace loom::hlo {
+
+HloComputation::~HloComputation() = default;
+
+bool HloComputation::IsEntryComputation() const {
+  return parent_ && parent_->entry_computation() == this;
+}
+
+HloInstruction *HloComputation::AddInstruction(std::unique_ptr<HloInstruction> instruction) {
+  HloInstruction *inst = instruction.get();
+  if (parent_) {
+    llvm::StringRef prefix = inst->name().empty()
+                                 ? llvm::StringRef(HloOpcodeString(inst->opcode()))
+                                 : llvm::StringRef(inst->name());
+    inst->SetName(parent_->UniqueInstructionName(prefix));
+  }
+  inst->parent_ = this;
+  for (HloInstruction *op : inst->operands())
+    op->AddUser(inst);
+  instructions_.push_back(std::move(instruction));
+  inst->self_ = std::prev(instructions_.end());
+  if (inst->opcode() == HloOpcode::kParameter)
+    RegisterParameter(inst);
+  return inst;
+}
+
+void HloComputation::RegisterParameter(HloInstruction *param) {
+  int64_t n = param->parameter_number();
+  if (n < 0)
+    return;
+  if (static_cast<int64_t>(params_.size()) <= n)
+    params_.resize(n + 1, nullptr);
+  // A duplicate number is left for the verifier to report; keep the first.
+  if (!params_[n])
+    params_[n] = param;
+}
+
+llvm::Error HloComputation::RemoveInstruction(HloInstruction *inst) {
+  if (inst->parent() != this)
+    return makeError("'" + inst->name() + "' is not in computation '" + name_ + "'");
+  if (inst->user_count() != 0)
+    return makeError("cannot remove '" + inst->name() + "': it still has users");
+  if (inst == root_)
+    return makeError("cannot remove '" + inst->name() + "': it is the root of '" + name_ + "'");
+  if (inst->opcode() == HloOpcode::kParameter)
+    return makeError("cannot remove parameter '" + inst->name() + "'");
+  if (!inst->control_successors().empty())
+    return makeError("cannot remove '" + inst->name() + "': it has control successors");
+  inst->DetachOperands();
+  inst->DropAllControlDeps();
+  instructions_.erase(inst->self_);
+  return llvm::Error::success();
+}
+
+static bool IsRemovable(const HloInstruction *inst) {
+  return inst->user_count() == 0 && !inst->IsRoot() &&
+         inst->opcode() != HloOpcode::kParameter && !HasSideEffect(*inst) &&
+         inst->control_successors().empty();
+}
+
+void HloComputation::RemoveInstructionAndUnusedOperands(HloInstruction *inst) {
+  llvm::SmallVector<HloInstruction *, 8> worklist{inst};
+  while (!worklist.empty()) {
+    HloInstruction *cur = worklist.pop_back_val();
+    if (cur->parent() != this || !IsRemovable(cur))
+      continue;
+    llvm::SmallVector<HloInstruction *, 4> operands(cur->operands().begin(),
+                                                    cur->operands().end());
+    llvm::consumeError(RemoveInstruction(cur));
+    for (HloInstruction *op : operands)
+      if (!llvm::is_contained(worklist, op))
+        worklist.push_back(op);
+  }
+}
+
+bool HloComputation::RemoveDeadInstructions() {
+  llvm::DenseSet<HloInstruction *> live;
+  llvm::SmallVector<HloInstruction *, 32> worklist;
+  auto mark = [&](HloInstruction *i) {
+    if (live.insert(i).second)
+      worklist.push_back(i);
+  };
+  if (root_)
+    mark(root_);
+  for (HloInstruction *i : instructions())
+    if (i->opcode() == HloOpcode::kParameter || HasSideEffect(*i))
+      mark(i);
+  while (!worklist.empty()) {
+    HloInstruction *i = worklist.pop_back_val();
+    for (HloInstruction *op : i->operands())
+      mark(op);
+    for (HloInstruction *pred : i->control_predecessors())
+      mark(pred);
+  }
+  std::vector<HloInstruction *> dead;
+  for (HloInstruction *i : instructions())
+    if (!live.contains(i))
+      dead.push_back(i);
+  // Cut every link first so the removal order does not matter.
+  for (HloInstruction *i : dead) {
+    i->DetachOperands();
+    i->DropAllControlDeps();
+  }
+  for (HloInstruction *i : dead) {
+    i->users_.clear();
+    instructions_.erase(i->self_);
+  }
+  return !dead.empty();
+}
+
+std::vector<HloInstruction *> HloComputation::MakeInstructionPostOrder() const {
+  std::vector<HloInstruction *> order;
+  order.reserve(instructions_.size());
+  llvm::DenseSet<const HloInstruction *> visited;
+  // Explicit stack: chains of 100k instructions must not overflow.
+  struct Frame {
+    HloInstruction *inst;
+    size_t next;
+  };
+  llvm::SmallVector<Frame, 32> stack;
+  for (const auto &owned : instructions_) {
+    if (!visited.insert(owned.get()).second)
+      continue;
+    stack.push_back({owned.get(), 0});
+    while (!stack.empty()) {
+      Frame &f = stack.back();
+      size_t num_ops = f.inst->operands().size();
+      size_t num_deps = num_ops + f.inst->control_predecessors().size();
+      if (f.next == num_deps) {
+        order.push_back(f.inst);
+        stack.pop_back();
+        continue;
+      }
+      size_t k = f.next++;
+      HloInstruction *dep = k < num_ops ? f.inst->operand(k)
+                                        : f.inst->control_predecessors()[k - num_ops];
+      // Operands from another computation belong to a broken module; the
+      // verifier reports them, the walk must not follow them.
+      if (dep->parent() == this && visited.insert(dep).second)
+        stack.push_back({dep, 0});
+    }
+  }
+  return order;
+}
+
+HloInstruction *HloComputation::GetInstructionWithName(llvm::StringRef name) const {
+  for (const auto &i : instructions_)
+    if (i->name() == name)
+      return i.get();
+  return nullptr;
+}
+
+bool HasSideEffect(const HloInstruction &inst) {
+  switch (inst.opcode()) {
+  case HloOpcode::kSend: case HloOpcode::kSendDone: case HloOpcode::kRecv:
+  case HloOpcode::kRecvDone: case HloOpcode::kInfeed: case HloOpcode::kOutfeed:
+  case HloOpcode::kRng: case HloOpcode::kRngGetAndUpdateState:
+  case HloOpcode::kAllReduceStart: case HloOpcode::kAllReduceDone:
+  case HloOpcode::kAllGatherStart: case HloOpcode::kAllGatherDone:
+  case HloOpcode::kCollectivePermuteStart: case HloOpcode::kCollectivePermuteDone:
+    return true;
+  case HloOpcode::kCustomCall: {
+    const std::string *v = inst.FindAttribute("custom_call_has_side_effect");
+    return v && *v == "true";
+  }
+  default:
+    return false;
+  }
+}
+
+} // namespace loom::hlo

@@ -1,0 +1,187 @@
+#include "loom/hlo/ir/HloInstruction.h"
+
+#include "loom/hlo/ir/HloComputation.h"
+#include "loom/hlo/ir/HloModule.h"
+#include "loom/support/Error.h"
+
+#include "llvm/ADT/STLExtras.h"
+
+#include <algorithm>
+
+namespace loom::hlo {
+
+HloInstruction::HloInstruction(HloOpcode opcode, Shape shape)
+    : opcode_(opcode), shape_(std::move(shape)) {}
+
+HloInstruction::~HloInstruction() = default;
+
+std::unique_ptr<HloInstruction>
+HloInstruction::Create(HloOpcode opcode, Shape shape,
+                       llvm::ArrayRef<HloInstruction *> operands, llvm::StringRef name) {
+  std::unique_ptr<HloInstruction> inst(new HloInstruction(opcode, std::move(shape)));
+  inst->operands_.assign(operands.begin(), operands.end());
+  inst->name_ = name.str();
+  return inst;
+}
+
+std::string HloInstruction::OpcodeText() const {
+  if (!async_wrapped_)
+    return HloOpcodeString(opcode_).str();
+  llvm::StringRef suffix = opcode_ == HloOpcode::kAsyncStart    ? "-start"
+                           : opcode_ == HloOpcode::kAsyncUpdate ? "-update"
+                                                                : "-done";
+  return (HloOpcodeString(*async_wrapped_) + suffix).str();
+}
+
+void HloInstruction::AddUser(HloInstruction *user) {
+  if (!llvm::is_contained(users_, user))
+    users_.push_back(user);
+}
+
+void HloInstruction::RemoveUser(HloInstruction *user) {
+  auto it = llvm::find(users_, user);
+  if (it != users_.end())
+    users_.erase(it);
+}
+
+void HloInstruction::AppendOperand(HloInstruction *operand) {
+  operands_.push_back(operand);
+  if (parent_)
+    operand->AddUser(this);
+}
+
+llvm::Error HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction *new_operand) {
+  HloInstruction *old = operands_[i];
+  if (old == new_operand)
+    return llvm::Error::success();
+  if (!old->shape().Compatible(new_operand->shape()))
+    return makeError("cannot replace operand " + llvm::Twine(i) + " of '" + name_ +
+                     "': shape " + old->shape().ToString() + " is not compatible with " +
+                     new_operand->shape().ToString());
+  operands_[i] = new_operand;
+  if (parent_) {
+    if (!llvm::is_contained(operands_, old))
+      old->RemoveUser(this);
+    new_operand->AddUser(this);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error HloInstruction::ReplaceAllUsesWith(HloInstruction *other) {
+  if (other == this)
+    return llvm::Error::success();
+  if (!shape_.Compatible(other->shape()))
+    return makeError("cannot replace the uses of '" + name_ + "' (" + shape_.ToString() +
+                     ") with '" + other->name() + "' (" + other->shape().ToString() + ")");
+  // Copy: the user list shrinks as users are rewired.
+  std::vector<HloInstruction *> users = users_;
+  for (HloInstruction *user : users) {
+    for (HloInstruction *&op : user->operands_)
+      if (op == this)
+        op = other;
+    other->AddUser(user);
+  }
+  users_.clear();
+  if (parent_ && parent_->root_instruction() == this)
+    parent_->set_root_instruction(other);
+  return llvm::Error::success();
+}
+
+void HloInstruction::DetachOperands() {
+  if (parent_)
+    for (HloInstruction *op : operands_)
+      op->RemoveUser(this);
+  operands_.clear();
+}
+
+void HloInstruction::AddControlDependencyTo(HloInstruction *successor) {
+  if (llvm::is_contained(control_succs_, successor))
+    return;
+  control_succs_.push_back(successor);
+  successor->control_preds_.push_back(this);
+}
+
+void HloInstruction::RemoveControlDependencyTo(HloInstruction *successor) {
+  llvm::erase_value(control_succs_, successor);
+  llvm::erase_value(successor->control_preds_, this);
+}
+
+void HloInstruction::DropAllControlDeps() {
+  for (HloInstruction *pred : control_preds_)
+    llvm::erase_value(pred->control_succs_, this);
+  for (HloInstruction *succ : control_succs_)
+    llvm::erase_value(succ->control_preds_, this);
+  control_preds_.clear();
+  control_succs_.clear();
+}
+
+bool HloInstruction::IsRoot() const {
+  return parent_ && parent_->root_instruction() == this;
+}
+
+const std::string *HloInstruction::FindAttribute(llvm::StringRef name) const {
+  for (const Attribute &a : attributes_)
+    if (a.name == name && a.kind == AttributeKind::kText)
+      return &a.value;
+  return nullptr;
+}
+
+bool HloInstruction::HasAttribute(llvm::StringRef name) const {
+  return llvm::any_of(attributes_, [&](const Attribute &a) { return a.name == name; });
+}
+
+void HloInstruction::SetAttribute(llvm::StringRef name, std::string value) {
+  for (Attribute &a : attributes_) {
+    if (a.name != name)
+      continue;
+    a.kind = AttributeKind::kText;
+    a.value = std::move(value);
+    a.computations.clear();
+    return;
+  }
+  attributes_.push_back({name.str(), std::move(value), AttributeKind::kText, {}});
+}
+
+void HloInstruction::SetCalledComputation(llvm::StringRef name, HloComputation *computation) {
+  for (Attribute &a : attributes_) {
+    if (a.name != name)
+      continue;
+    a.kind = AttributeKind::kComputation;
+    a.value.clear();
+    a.computations = {computation};
+    return;
+  }
+  attributes_.push_back({name.str(), "", AttributeKind::kComputation, {computation}});
+}
+
+bool HloInstruction::RemoveAttribute(llvm::StringRef name) {
+  auto it = llvm::find_if(attributes_, [&](const Attribute &a) { return a.name == name; });
+  if (it == attributes_.end())
+    return false;
+  attributes_.erase(it);
+  return true;
+}
+
+std::vector<HloComputation *> HloInstruction::called_computations() const {
+  std::vector<HloComputation *> result;
+  for (const Attribute &a : attributes_)
+    result.insert(result.end(), a.computations.begin(), a.computations.end());
+  return result;
+}
+
+llvm::ArrayRef<HloComputation *>
+HloInstruction::CalledComputations(llvm::StringRef attribute) const {
+  for (const Attribute &a : attributes_)
+    if (a.name == attribute)
+      return a.computations;
+  return {};
+}
+
+void HloInstruction::ReplaceCalledComputation(HloComputation *from, HloComputation *to) {
+  for (Attribute &a : attributes_)
+    for (HloComputation *&c : a.computations)
+      if (c == from)
+        c = to;
+}
+
+} // namespace loom::hlo
