@@ -1,0 +1,248 @@
+//===- Instructions.h - The instruction kinds of BIR ------------*- C++ -*-===//
+//
+// One class per opcode. What each kind reads and writes, element by element,
+// is specified in docs/bir.md; the verifier enforces the operand shapes that
+// specification relies on.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_BIR_IR_INSTRUCTIONS_H
+#define LOOM_BIR_IR_INSTRUCTIONS_H
+
+#include "loom/bir/ir/Instruction.h"
+
+#include "llvm/Support/Casting.h"
+
+namespace loom::bir {
+
+/// The seed's ordinals: one CollectiveCompute opcode multiplexes them all.
+enum class CollectiveKind : uint8_t {
+  SendRecv = 0,
+  SendRecvCCE = 1,
+  AllReduce = 2,
+  ReduceScatter = 3,
+  AllGather = 4,
+  AllToAll = 5,
+  AllToAllV = 6,
+  Permute = 7,
+  PermuteReduce = 8,
+  PermuteImplicit = 9,
+  PermuteReduceImplicit = 10,
+};
+
+/// True for the kinds that combine values and so need a reduce op.
+bool isReducingCollective(CollectiveKind K);
+
+enum class ReduceOp : uint8_t { None, Add, Max, Min };
+enum class ActivationFunc : uint8_t { Identity, Relu, Exp, Tanh };
+enum class ArithOp : uint8_t { Add, Subtract, Multiply, Max, Min };
+/// Jump has one successor, Return none; Loop has two: it goes back to the
+/// first TripCount - 1 times in a row, then to the second.
+enum class BranchKind : uint8_t { Jump, Loop, Return };
+
+template <> llvm::ArrayRef<llvm::StringRef> enumNames<CollectiveKind>();
+template <> llvm::ArrayRef<llvm::StringRef> enumNames<ReduceOp>();
+template <> llvm::ArrayRef<llvm::StringRef> enumNames<ActivationFunc>();
+template <> llvm::ArrayRef<llvm::StringRef> enumNames<ArithOp>();
+template <> llvm::ArrayRef<llvm::StringRef> enumNames<BranchKind>();
+
+/// Instructions with one opcode and no attributes of their own.
+template <InstructionType T> class SimpleInstruction : public Instruction {
+public:
+  SimpleInstruction(std::string Name, Engine Eng)
+      : Instruction(T, std::move(Name), Eng) {}
+  static bool classof(const Instruction *I) { return I->getType() == T; }
+};
+
+/// Element-wise copy between on-chip tiles, converting the data type.
+using InstTensorCopy = SimpleInstruction<InstructionType::TensorCopy>;
+/// Point-to-point completion token (PTCOM) on the tensors of its inputs.
+using InstTensorCompletion =
+    SimpleInstruction<InstructionType::TensorCompletion>;
+
+class InstCollectiveCompute : public Instruction {
+public:
+  InstCollectiveCompute(std::string Name, Engine Eng, CollectiveKind Kind,
+                        std::vector<unsigned> Group, ReduceOp Op, bool Local)
+      : Instruction(InstructionType::CollectiveCompute, std::move(Name), Eng),
+        Kind(Kind), Group(std::move(Group)), Op(Op), Local(Local) {}
+
+  CollectiveKind getKind() const { return Kind; }
+  /// The participating cores, in rank order.
+  llvm::ArrayRef<unsigned> getGroup() const { return Group; }
+  ReduceOp getReduceOp() const { return Op; }
+  /// True when every core of the group is in this logical core.
+  bool isLocal() const { return Local; }
+
+  static bool classof(const Instruction *I) {
+    return I->getType() == InstructionType::CollectiveCompute;
+  }
+
+private:
+  CollectiveKind Kind;
+  std::vector<unsigned> Group;
+  ReduceOp Op;
+  bool Local;
+};
+
+/// A DMA transfer; when accumulating, dst += src (Neuron's DMA compute, add
+/// only).
+class InstDMACopy : public Instruction {
+public:
+  InstDMACopy(std::string Name, Engine Eng, bool Accumulate)
+      : Instruction(InstructionType::DMACopy, std::move(Name), Eng),
+        Accumulate(Accumulate) {}
+
+  bool isAccumulate() const { return Accumulate; }
+
+  static bool classof(const Instruction *I) {
+    return I->getType() == InstructionType::DMACopy;
+  }
+
+private:
+  bool Accumulate;
+};
+
+/// The GPSIMD engine's SBUF-to-SBUF copy, which can reach the peer core.
+class InstGPSIMDSB2SB : public Instruction {
+public:
+  /// Every element occupies a 4-byte lane, so 256 elements per partition
+  /// whatever the type.
+  static constexpr uint64_t MaxBytesPerPartition = 1024;
+
+  InstGPSIMDSB2SB(std::string Name, Engine Eng, bool Lowered)
+      : Instruction(InstructionType::GPSIMDSB2SB, std::move(Name), Eng),
+        Lowered(Lowered) {}
+
+  /// Set on the copies that lower_local_collectives creates.
+  bool isLowered() const { return Lowered; }
+
+  static uint64_t getEffectiveBytesPerPartition(uint64_t BytesPerPartition,
+                                                DataType T) {
+    return BytesPerPartition * (4 / getDataTypeSize(T));
+  }
+
+  static bool classof(const Instruction *I) {
+    return I->getType() == InstructionType::GPSIMDSB2SB;
+  }
+
+private:
+  bool Lowered;
+};
+
+class InstCoreBarrier : public Instruction {
+public:
+  InstCoreBarrier(std::string Name, Engine Eng, unsigned Id,
+                  std::vector<unsigned> Cores)
+      : Instruction(InstructionType::CoreBarrier, std::move(Name), Eng), Id(Id),
+        Cores(std::move(Cores)) {}
+
+  /// Matches the barrier instances of the cores that meet at it.
+  unsigned getId() const { return Id; }
+  void setId(unsigned NewId) { Id = NewId; }
+  llvm::ArrayRef<unsigned> getCores() const { return Cores; }
+
+  static bool classof(const Instruction *I) {
+    return I->getType() == InstructionType::CoreBarrier;
+  }
+
+private:
+  unsigned Id;
+  std::vector<unsigned> Cores;
+};
+
+/// out = stationary^T x moving on the PE array, optionally added to out.
+class InstMatmul : public Instruction {
+public:
+  InstMatmul(std::string Name, Engine Eng, bool Accumulate)
+      : Instruction(InstructionType::Matmul, std::move(Name), Eng),
+        Accumulate(Accumulate) {}
+
+  bool isAccumulate() const { return Accumulate; }
+
+  static bool classof(const Instruction *I) {
+    return I->getType() == InstructionType::Matmul;
+  }
+
+private:
+  bool Accumulate;
+};
+
+/// out = Func(in * Scale).
+class InstActivation : public Instruction {
+public:
+  InstActivation(std::string Name, Engine Eng, ActivationFunc Func,
+                 double Scale)
+      : Instruction(InstructionType::Activation, std::move(Name), Eng),
+        Func(Func), Scale(Scale) {}
+
+  ActivationFunc getFunc() const { return Func; }
+  double getScale() const { return Scale; }
+
+  static bool classof(const Instruction *I) {
+    return I->getType() == InstructionType::Activation;
+  }
+
+private:
+  ActivationFunc Func;
+  double Scale;
+};
+
+/// out = in0 Op in1, element by element.
+class InstTensorTensor : public Instruction {
+public:
+  InstTensorTensor(std::string Name, Engine Eng, ArithOp Op)
+      : Instruction(InstructionType::TensorTensor, std::move(Name), Eng),
+        Op(Op) {}
+
+  ArithOp getOp() const { return Op; }
+
+  static bool classof(const Instruction *I) {
+    return I->getType() == InstructionType::TensorTensor;
+  }
+
+private:
+  ArithOp Op;
+};
+
+class InstMemset : public Instruction {
+public:
+  InstMemset(std::string Name, Engine Eng, double Value)
+      : Instruction(InstructionType::Memset, std::move(Name), Eng),
+        Value(Value) {}
+
+  double getValue() const { return Value; }
+
+  static bool classof(const Instruction *I) {
+    return I->getType() == InstructionType::Memset;
+  }
+
+private:
+  double Value;
+};
+
+/// The terminator of every block; the successors are the block's.
+class InstBranch : public Instruction {
+public:
+  InstBranch(std::string Name, Engine Eng, BranchKind Kind,
+             unsigned TripCount = 0)
+      : Instruction(InstructionType::Branch, std::move(Name), Eng), Kind(Kind),
+        TripCount(TripCount) {}
+
+  BranchKind getKind() const { return Kind; }
+  /// How many times a Loop's body runs; 0 for the other kinds.
+  unsigned getTripCount() const { return TripCount; }
+  /// The number of successors the kind requires.
+  unsigned getNumSuccessors() const;
+
+  static bool classof(const Instruction *I) {
+    return I->getType() == InstructionType::Branch;
+  }
+
+private:
+  BranchKind Kind;
+  unsigned TripCount;
+};
+
+} // namespace loom::bir
+
+#endif

@@ -1,0 +1,83 @@
+//===- MemoryLocation.h - Named tensors in SBUF, PSUM or DRAM ---*- C++ -*-===//
+//
+// A memory location is a tensor's storage: a number of partitions (the rows
+// the engines process in parallel) times a number of bytes per partition.
+// Passes find a location either by name (names are what survive the JSON
+// clone between cores) or by tensor id (the same tensor on another core).
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_BIR_IR_MEMORYLOCATION_H
+#define LOOM_BIR_IR_MEMORYLOCATION_H
+
+#include "loom/bir/ir/Types.h"
+
+#include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace loom::bir {
+
+class MemoryLocation {
+public:
+  MemoryLocation(std::string Name, uint64_t TensorId, MemoryKind Kind,
+                 DataType Type, unsigned NumPartitions,
+                 uint64_t BytesPerPartition)
+      : Name(std::move(Name)), TensorId(TensorId), Kind(Kind), Type(Type),
+        NumPartitions(NumPartitions), BytesPerPartition(BytesPerPartition) {}
+
+  llvm::StringRef getName() const { return Name; }
+  uint64_t getTensorId() const { return TensorId; }
+  MemoryKind getKind() const { return Kind; }
+  DataType getType() const { return Type; }
+  unsigned getNumPartitions() const { return NumPartitions; }
+  uint64_t getBytesPerPartition() const { return BytesPerPartition; }
+
+  /// Set on a location that a peer core writes, so allocation keeps the
+  /// cross-core writer in mind.
+  bool isWrittenByAnotherCore() const { return WrittenByAnotherCore; }
+  void setIsWrittenByAnotherCore(bool V) { WrittenByAnotherCore = V; }
+
+  bool isAllocated() const { return Allocated; }
+  void setIsAllocated(bool V) { Allocated = V; }
+
+private:
+  std::string Name;
+  uint64_t TensorId;
+  MemoryKind Kind;
+  DataType Type;
+  unsigned NumPartitions;
+  uint64_t BytesPerPartition;
+  bool WrittenByAnotherCore = false;
+  bool Allocated = false;
+};
+
+/// The locations of one module; names and tensor ids are unique within it.
+class MemoryLocationSet {
+public:
+  using Storage = std::vector<std::unique_ptr<MemoryLocation>>;
+
+  /// Takes ownership; fails if the name or the tensor id is already used.
+  llvm::Expected<MemoryLocation *> add(std::unique_ptr<MemoryLocation> Loc);
+
+  MemoryLocation *getMemlocByName(llvm::StringRef Name) const;
+  MemoryLocation *getMemlocByTensorId(uint64_t TensorId) const;
+
+  /// True if Loc is owned by this set.
+  bool contains(const MemoryLocation *Loc) const;
+
+  const Storage &locations() const { return Locations; }
+  size_t size() const { return Locations.size(); }
+
+private:
+  Storage Locations;
+  llvm::StringMap<MemoryLocation *> ByName;
+  std::unordered_map<uint64_t, MemoryLocation *> ByTensorId;
+};
+
+} // namespace loom::bir
+
+#endif

@@ -1,0 +1,73 @@
+//===- Module.h - One core's program of one subgraph ------------*- C++ -*-===//
+//
+// A module is the code one NeuronCore runs for one subgraph: memory locations
+// and a control-flow graph of blocks, block 0 being the entry. A program is
+// the list of modules of every subgraph; after lnc_splitter it holds one
+// module per core of the logical core, which multi-core passes see together.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_BIR_IR_MODULE_H
+#define LOOM_BIR_IR_MODULE_H
+
+#include "loom/bir/analysis/CFGView.h"
+#include "loom/bir/ir/BasicBlock.h"
+#include "loom/bir/ir/MemoryLocation.h"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace loom::bir {
+
+struct PassOptions {
+  /// Number of physical cores in the logical core.
+  unsigned LncSize = 1;
+  Target Arch = Target::Trn2;
+};
+
+class Module {
+public:
+  Module(std::string Name, unsigned NeuronCoreId, unsigned SubgraphId,
+         PassOptions Options)
+      : Name(std::move(Name)), NeuronCoreId(NeuronCoreId),
+        SubgraphId(SubgraphId), Options(Options) {}
+  Module(const Module &) = delete;
+  Module &operator=(const Module &) = delete;
+
+  llvm::StringRef getName() const { return Name; }
+  unsigned getNeuronCoreId() const { return NeuronCoreId; }
+  void setNeuronCoreId(unsigned Id) { NeuronCoreId = Id; }
+  unsigned getSubgraphId() const { return SubgraphId; }
+  PassOptions &getPassOptions() { return Options; }
+  const PassOptions &getPassOptions() const { return Options; }
+
+  MemoryLocationSet &getMemoryLocations() { return Locations; }
+  const MemoryLocationSet &getMemoryLocations() const { return Locations; }
+
+  /// Appends an empty block; the first one created is the entry.
+  BasicBlock *createBlock(std::string BlockName);
+  unsigned getNumBlocks() const { return Blocks.size(); }
+  BasicBlock *getBlock(unsigned Index) const { return Blocks[Index].get(); }
+  const std::vector<std::unique_ptr<BasicBlock>> &blocks() const {
+    return Blocks;
+  }
+
+  /// The CFG as block indices, for the analyses. A successor outside this
+  /// module (which the verifier refuses) is left out.
+  analysis::CFGView cfgView() const;
+
+private:
+  std::string Name;
+  unsigned NeuronCoreId;
+  unsigned SubgraphId;
+  PassOptions Options;
+  MemoryLocationSet Locations;
+  std::vector<std::unique_ptr<BasicBlock>> Blocks;
+};
+
+/// The modules of a program, ordered by subgraph and then by core.
+using Program = std::vector<std::unique_ptr<Module>>;
+
+} // namespace loom::bir
+
+#endif

@@ -1,0 +1,641 @@
+#include "loom/bir/ir/Verifier.h"
+
+#include "loom/bir/ir/Instructions.h"
+#include "loom/support/Error.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringSet.h"
+#include "llvm/Support/Casting.h"
+
+#include <climits>
+#include <cmath>
+#include <iterator>
+#include <set>
+
+namespace loom::bir {
+
+namespace {
+
+/// Walking an access pattern element by element must stay affordable.
+constexpr uint64_t MaxElementsPerPartition = uint64_t(1) << 32;
+/// The moving operand of a matmul fills at most one PSUM bank: 2 KiB per
+/// partition, 512 fp32 values.
+constexpr uint64_t MaxMatmulFreeSize = 512;
+
+llvm::Error failAt(const llvm::Twine &Path, const llvm::Twine &Msg) {
+  return makeError(Path + ": " + Msg);
+}
+
+std::string at(const llvm::Twine &Path, size_t I) {
+  return (Path + "[" + llvm::Twine(I) + "]").str();
+}
+
+std::string indexed(llvm::StringRef Path, llvm::StringRef Field, size_t I) {
+  return at(Path + "." + Field, I);
+}
+
+std::string shapeOf(const AccessPattern &AP) {
+  return ("[" + llvm::Twine(AP.getNumPartitions()) + " x " +
+          llvm::Twine(AP.getNumElementsPerPartition()) + "]")
+      .str();
+}
+
+bool sameShape(const AccessPattern &A, const AccessPattern &B) {
+  return A.getNumPartitions() == B.getNumPartitions() &&
+         A.getNumElementsPerPartition() == B.getNumElementsPerPartition();
+}
+
+llvm::StringRef typeName(const Instruction &I) {
+  return getInstructionTypeName(I.getType());
+}
+
+bool canRunOn(InstructionType T, Engine E) {
+  switch (T) {
+  case InstructionType::Matmul:
+    return E == Engine::PE;
+  case InstructionType::Activation:
+    return E == Engine::ACT;
+  case InstructionType::TensorTensor:
+    return E == Engine::DVE || E == Engine::POOL;
+  case InstructionType::TensorCopy:
+  case InstructionType::Memset:
+    return E == Engine::ACT || E == Engine::DVE || E == Engine::POOL;
+  case InstructionType::GPSIMDSB2SB:
+    return E == Engine::POOL;
+  case InstructionType::DMACopy:
+    return isDMAQueue(E);
+  case InstructionType::CollectiveCompute:
+    return E == Engine::POOL || E == Engine::SP || isDMAQueue(E);
+  case InstructionType::CoreBarrier:
+    return !isDMAQueue(E);
+  case InstructionType::TensorCompletion:
+    return true;
+  case InstructionType::Branch:
+    return E == Engine::SP;
+  }
+  llvm_unreachable("unknown instruction type");
+}
+
+struct Arity {
+  unsigned MinInputs;
+  unsigned MaxInputs;
+  unsigned Outputs;
+};
+
+Arity getArity(InstructionType T) {
+  switch (T) {
+  case InstructionType::Matmul:
+  case InstructionType::TensorTensor:
+    return {2, 2, 1};
+  case InstructionType::Memset:
+    return {0, 0, 1};
+  case InstructionType::CoreBarrier:
+  case InstructionType::Branch:
+    return {0, 0, 0};
+  case InstructionType::TensorCompletion:
+    return {1, UINT_MAX, 0};
+  default:
+    return {1, 1, 1};
+  }
+}
+
+/// The output element count a collective over G cores needs for In input
+/// elements; none if In does not split evenly.
+std::optional<uint64_t> collectiveOutputSize(CollectiveKind K, uint64_t In,
+                                             uint64_t G) {
+  switch (K) {
+  case CollectiveKind::ReduceScatter:
+    return In % G ? std::nullopt : std::optional<uint64_t>(In / G);
+  case CollectiveKind::AllGather:
+    return In * G;
+  case CollectiveKind::AllToAll:
+    return In % G ? std::nullopt : std::optional<uint64_t>(In);
+  default:
+    return In;
+  }
+}
+
+class ModuleVerifier {
+public:
+  ModuleVerifier(const Module &M, llvm::StringRef Path)
+      : M(M), Path(Path.str()) {}
+  llvm::Error verify();
+
+private:
+  llvm::Error verifyHeader();
+  llvm::Error verifyLocation(const MemoryLocation &L, const std::string &P);
+  llvm::Error verifyBlock(const BasicBlock &BB, const std::string &P);
+  llvm::Error verifyTerminator(const BasicBlock &BB, const std::string &P);
+  llvm::Error verifyInstruction(const Instruction &I, const std::string &P);
+  llvm::Error verifyOperands(const Instruction &I, const std::string &P);
+  llvm::Error verifyAccessPattern(const AccessPattern &AP,
+                                  const std::string &P);
+  llvm::Error verifyDependencies(const Instruction &I, const std::string &P);
+  llvm::Error verifyKind(const Instruction &I, const std::string &P);
+  llvm::Error verifyMatmul(const Instruction &I, const std::string &P);
+  llvm::Error verifyOnChipElementwise(const Instruction &I,
+                                      const std::string &P);
+  llvm::Error verifyDMACopy(const InstDMACopy &I, const std::string &P);
+  llvm::Error verifySB2SB(const Instruction &I, const std::string &P);
+  llvm::Error verifyCollective(const InstCollectiveCompute &I,
+                               const std::string &P);
+  llvm::Error verifyBarrier(const InstCoreBarrier &I, const std::string &P);
+  llvm::Error verifyCores(llvm::ArrayRef<unsigned> Cores, const std::string &P,
+                          bool Local);
+  llvm::Error verifyAcyclic();
+
+  const Module &M;
+  std::string Path;
+  llvm::StringSet<> InstNames;
+  llvm::DenseMap<const Instruction *, std::string> InstPaths;
+  llvm::DenseMap<unsigned, const Instruction *> BarrierIds;
+};
+
+llvm::Error ModuleVerifier::verify() {
+  if (llvm::Error E = verifyHeader())
+    return E;
+  const MemoryLocationSet::Storage &Locs = M.getMemoryLocations().locations();
+  for (size_t I = 0; I < Locs.size(); ++I)
+    if (llvm::Error E =
+            verifyLocation(*Locs[I], indexed(Path, "memory_locations", I)))
+      return E;
+  if (M.getNumBlocks() == 0)
+    return failAt(Path + ".blocks", "a module needs at least one block");
+  llvm::StringSet<> BlockNames;
+  for (unsigned B = 0; B < M.getNumBlocks(); ++B) {
+    const BasicBlock &BB = *M.getBlock(B);
+    std::string P = indexed(Path, "blocks", B);
+    if (!BlockNames.insert(BB.getName()).second)
+      return failAt(P + ".name", "duplicate block name '" + BB.getName() + "'");
+    if (llvm::Error E = verifyBlock(BB, P))
+      return E;
+  }
+  return verifyAcyclic();
+}
+
+llvm::Error ModuleVerifier::verifyHeader() {
+  if (M.getName().empty())
+    return failAt(Path + ".name", "a module needs a name");
+  const PassOptions &O = M.getPassOptions();
+  unsigned Max = getMaxLncSize(O.Arch);
+  if (O.LncSize < 1 || O.LncSize > Max)
+    return failAt(Path + ".pass_options.lnc_size",
+                  "lnc_size " + llvm::Twine(O.LncSize) +
+                      " is not supported by " + enumName(O.Arch) + " (1 to " +
+                      llvm::Twine(Max) + ")");
+  if (M.getNeuronCoreId() >= O.LncSize)
+    return failAt(Path + ".neuron_core_id",
+                  "core " + llvm::Twine(M.getNeuronCoreId()) +
+                      " is outside the logical core (lnc_size " +
+                      llvm::Twine(O.LncSize) + ")");
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifyLocation(const MemoryLocation &L,
+                                           const std::string &P) {
+  if (L.getName().empty())
+    return failAt(P + ".name", "a memory location needs a name");
+  llvm::StringRef Kind = enumName(L.getKind());
+  if (L.getNumPartitions() == 0)
+    return failAt(P + ".partitions",
+                  "a memory location needs at least one partition");
+  if (isOnChip(L.getKind()) && L.getNumPartitions() > MaxOnChipPartitions)
+    return failAt(P + ".partitions",
+                  Kind + " location '" + L.getName() + "' has " +
+                      llvm::Twine(L.getNumPartitions()) + " partitions; " +
+                      Kind + " has " + llvm::Twine(MaxOnChipPartitions));
+  if (L.getBytesPerPartition() == 0)
+    return failAt(P + ".bytes_per_partition",
+                  "a memory location needs at least one byte per partition");
+  Target Arch = M.getPassOptions().Arch;
+  std::optional<uint64_t> Cap = getPartitionCapacity(Arch, L.getKind());
+  if (Cap && L.getBytesPerPartition() > *Cap)
+    return failAt(P + ".bytes_per_partition",
+                  llvm::Twine(L.getBytesPerPartition()) +
+                      " bytes per partition exceed the " + llvm::Twine(*Cap) +
+                      " of " + Kind + " on " + enumName(Arch));
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifyBlock(const BasicBlock &BB,
+                                        const std::string &P) {
+  if (BB.getName().empty())
+    return failAt(P + ".name", "a block needs a name");
+  for (size_t S = 0; S < BB.successors().size(); ++S) {
+    const BasicBlock *Succ = BB.successors()[S];
+    if (!Succ || Succ->getParent() != &M)
+      return failAt(indexed(P, "successors", S), "not a block of this module");
+  }
+  size_t Index = 0;
+  for (const auto &I : BB) {
+    std::string IP = indexed(P, "instructions", Index++);
+    if (llvm::Error E = verifyInstruction(*I, IP))
+      return E;
+    if (I->isTerminator() && Index != BB.size())
+      return failAt(IP, "a Branch must be the last instruction of its block");
+  }
+  return verifyTerminator(BB, P);
+}
+
+llvm::Error ModuleVerifier::verifyTerminator(const BasicBlock &BB,
+                                             const std::string &P) {
+  const Instruction *Last = BB.empty() ? nullptr : std::prev(BB.end())->get();
+  if (!Last || !Last->isTerminator())
+    return failAt(P + ".instructions",
+                  "block '" + BB.getName() + "' does not end with a Branch");
+  const auto &Br = llvm::cast<InstBranch>(*Last);
+  if (Br.getKind() == BranchKind::Loop && Br.getTripCount() == 0)
+    return failAt(indexed(P, "instructions", BB.size() - 1) + ".trip_count",
+                  "a Loop runs its body at least once");
+  if (BB.successors().size() != Br.getNumSuccessors())
+    return failAt(P + ".successors",
+                  "a " + enumName(Br.getKind()) + " branch needs " +
+                      llvm::Twine(Br.getNumSuccessors()) +
+                      " successor(s); block '" + BB.getName() + "' has " +
+                      llvm::Twine(BB.successors().size()));
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifyInstruction(const Instruction &I,
+                                              const std::string &P) {
+  if (I.getName().empty())
+    return failAt(P + ".name", "an instruction needs a name");
+  if (!InstNames.insert(I.getName()).second)
+    return failAt(P + ".name",
+                  "duplicate instruction name '" + I.getName() + "'");
+  InstPaths[&I] = P;
+  if (!canRunOn(I.getType(), I.getEngine()))
+    return failAt(P + ".engine", "engine " + enumName(I.getEngine()) +
+                                     " cannot execute " + typeName(I));
+  if (llvm::Error E = verifyOperands(I, P))
+    return E;
+  if (llvm::Error E = verifyDependencies(I, P))
+    return E;
+  return verifyKind(I, P);
+}
+
+llvm::Error ModuleVerifier::verifyOperands(const Instruction &I,
+                                           const std::string &P) {
+  Arity A = getArity(I.getType());
+  size_t NumIn = I.inputs().size();
+  if (NumIn < A.MinInputs || NumIn > A.MaxInputs)
+    return failAt(
+        P + ".inputs",
+        typeName(I) + " takes " + (A.MaxInputs == UINT_MAX ? "at least " : "") +
+            llvm::Twine(A.MinInputs) + " input(s), not " + llvm::Twine(NumIn));
+  if (I.outputs().size() != A.Outputs)
+    return failAt(P + ".outputs",
+                  typeName(I) + " takes " + llvm::Twine(A.Outputs) +
+                      " output(s), not " + llvm::Twine(I.outputs().size()));
+  for (size_t K = 0; K < NumIn; ++K)
+    if (llvm::Error E =
+            verifyAccessPattern(I.inputs()[K], indexed(P, "inputs", K)))
+      return E;
+  for (size_t K = 0; K < I.outputs().size(); ++K)
+    if (llvm::Error E =
+            verifyAccessPattern(I.outputs()[K], indexed(P, "outputs", K)))
+      return E;
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifyAccessPattern(const AccessPattern &AP,
+                                                const std::string &P) {
+  const MemoryLocation *L = AP.getLocation();
+  if (!M.getMemoryLocations().contains(L))
+    return failAt(P + ".memloc", "not a memory location of this module");
+  if (AP.getType() != L->getType())
+    return failAt(P + ".dtype", "type " + enumName(AP.getType()) +
+                                    " differs from " + enumName(L->getType()) +
+                                    ", the type of '" + L->getName() + "'");
+  if (AP.getNumPartitions() == 0)
+    return failAt(P + ".partitions",
+                  "an access pattern needs at least one partition");
+  uint64_t First = AP.getStartPartition();
+  uint64_t End = First + AP.getNumPartitions();
+  if (End > L->getNumPartitions())
+    return failAt(P, "partitions [" + llvm::Twine(First) + ", " +
+                         llvm::Twine(End) + ") are outside the " +
+                         llvm::Twine(L->getNumPartitions()) +
+                         " partitions of '" + L->getName() + "'");
+  for (size_t K = 0; K < AP.getPattern().size(); ++K)
+    if (AP.getPattern()[K].Count == 0)
+      return failAt(indexed(P, "pattern", K), "a count must be at least 1");
+  if (AP.getNumElementsPerPartition() > MaxElementsPerPartition)
+    return failAt(P + ".pattern", "more than 2^32 elements per partition");
+  unsigned Size = getDataTypeSize(AP.getType());
+  if (AP.getOffset() % Size)
+    return failAt(P + ".offset", "offset " + llvm::Twine(AP.getOffset()) +
+                                     " is not a multiple of the " +
+                                     llvm::Twine(Size) + "-byte element");
+  std::optional<ByteRange> R = AP.getByteRange();
+  if (!R)
+    return failAt(P, "the pattern reaches outside '" + L->getName() +
+                         "' (below byte 0 or past 2^64)");
+  if (R->End > L->getBytesPerPartition())
+    return failAt(P, "bytes [" + llvm::Twine(R->Begin) + ", " +
+                         llvm::Twine(R->End) + ") are outside the " +
+                         llvm::Twine(L->getBytesPerPartition()) +
+                         " bytes per partition of '" + L->getName() + "'");
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifyDependencies(const Instruction &I,
+                                               const std::string &P) {
+  for (size_t K = 0; K < I.dependencies().size(); ++K) {
+    const Instruction *D = I.dependencies()[K];
+    if (D == &I)
+      return failAt(indexed(P, "deps", K),
+                    "'" + I.getName() + "' depends on itself");
+    if (D->getModule() != &M)
+      return failAt(indexed(P, "deps", K),
+                    "'" + D->getName() +
+                        "' is not an instruction of this module");
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifyKind(const Instruction &I,
+                                       const std::string &P) {
+  switch (I.getType()) {
+  case InstructionType::Matmul:
+    return verifyMatmul(I, P);
+  case InstructionType::Activation:
+    if (!std::isfinite(llvm::cast<InstActivation>(I).getScale()))
+      return failAt(P + ".scale", "the scale must be a finite number");
+    return verifyOnChipElementwise(I, P);
+  case InstructionType::Memset:
+    if (!std::isfinite(llvm::cast<InstMemset>(I).getValue()))
+      return failAt(P + ".value", "the value must be a finite number");
+    return verifyOnChipElementwise(I, P);
+  case InstructionType::TensorTensor:
+  case InstructionType::TensorCopy:
+    return verifyOnChipElementwise(I, P);
+  case InstructionType::DMACopy:
+    return verifyDMACopy(llvm::cast<InstDMACopy>(I), P);
+  case InstructionType::GPSIMDSB2SB:
+    return verifySB2SB(I, P);
+  case InstructionType::CollectiveCompute:
+    return verifyCollective(llvm::cast<InstCollectiveCompute>(I), P);
+  case InstructionType::CoreBarrier:
+    return verifyBarrier(llvm::cast<InstCoreBarrier>(I), P);
+  case InstructionType::TensorCompletion:
+  case InstructionType::Branch:
+    return llvm::Error::success();
+  }
+  llvm_unreachable("unknown instruction type");
+}
+
+llvm::Error ModuleVerifier::verifyMatmul(const Instruction &I,
+                                         const std::string &P) {
+  const AccessPattern &Stat = I.inputs()[0], &Mov = I.inputs()[1];
+  const AccessPattern &Out = I.outputs()[0];
+  for (size_t K = 0; K < 2; ++K)
+    if (I.inputs()[K].getLocation()->getKind() != MemoryKind::SB)
+      return failAt(indexed(P, "inputs", K), "a Matmul reads SB");
+  if (Out.getLocation()->getKind() != MemoryKind::PSUM)
+    return failAt(P + ".outputs[0]", "a Matmul writes PSUM");
+  if (Out.getType() != DataType::FP32)
+    return failAt(P + ".outputs[0].dtype", "a Matmul writes fp32");
+  if (!isFloatType(Stat.getType()) || Stat.getType() != Mov.getType())
+    return failAt(P + ".inputs", "both operands need one floating-point type");
+  if (Stat.getNumPartitions() != Mov.getNumPartitions())
+    return failAt(P + ".inputs[1]", "moving operand has " +
+                                        llvm::Twine(Mov.getNumPartitions()) +
+                                        " partitions; the stationary one " +
+                                        llvm::Twine(Stat.getNumPartitions()));
+  if (Mov.getNumElementsPerPartition() > MaxMatmulFreeSize)
+    return failAt(P + ".inputs[1]", "moving operand has more than " +
+                                        llvm::Twine(MaxMatmulFreeSize) +
+                                        " elements per partition");
+  if (Out.getNumPartitions() != Stat.getNumElementsPerPartition() ||
+      Out.getNumElementsPerPartition() != Mov.getNumElementsPerPartition())
+    return failAt(P + ".outputs[0]",
+                  "output is " + shapeOf(Out) + "; stationary^T x moving is [" +
+                      llvm::Twine(Stat.getNumElementsPerPartition()) + " x " +
+                      llvm::Twine(Mov.getNumElementsPerPartition()) + "]");
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifyOnChipElementwise(const Instruction &I,
+                                                    const std::string &P) {
+  const AccessPattern &Out = I.outputs()[0];
+  if (!isOnChip(Out.getLocation()->getKind()))
+    return failAt(P + ".outputs[0]", typeName(I) + " writes SB or PSUM only");
+  for (size_t K = 0; K < I.inputs().size(); ++K) {
+    const AccessPattern &In = I.inputs()[K];
+    if (!isOnChip(In.getLocation()->getKind()))
+      return failAt(indexed(P, "inputs", K),
+                    typeName(I) + " reads SB or PSUM only");
+    if (!sameShape(In, Out))
+      return failAt(indexed(P, "inputs", K), "shape " + shapeOf(In) +
+                                                 " differs from the output's " +
+                                                 shapeOf(Out));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifyDMACopy(const InstDMACopy &I,
+                                          const std::string &P) {
+  const AccessPattern &In = I.inputs()[0], &Out = I.outputs()[0];
+  if (In.getType() != Out.getType())
+    return failAt(P + ".outputs[0].dtype", "a DMACopy does not convert " +
+                                               enumName(In.getType()) + " to " +
+                                               enumName(Out.getType()));
+  if (In.getNumElements() != Out.getNumElements())
+    return failAt(P + ".outputs[0]", "writes " +
+                                         llvm::Twine(Out.getNumElements()) +
+                                         " elements but reads " +
+                                         llvm::Twine(In.getNumElements()));
+  DataType T = Out.getType();
+  if (I.isAccumulate() && T != DataType::FP32 && T != DataType::BF16 &&
+      T != DataType::FP16)
+    return failAt(P + ".accumulate",
+                  "DMA accumulation adds fp32, bf16 or fp16, not " +
+                      enumName(T));
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifySB2SB(const Instruction &I,
+                                        const std::string &P) {
+  const AccessPattern &In = I.inputs()[0], &Out = I.outputs()[0];
+  if (In.getLocation()->getKind() != MemoryKind::SB)
+    return failAt(P + ".inputs[0]", "a GPSIMDSB2SB reads SB");
+  if (Out.getLocation()->getKind() != MemoryKind::SB)
+    return failAt(P + ".outputs[0]", "a GPSIMDSB2SB writes SB");
+  if (In.getType() != Out.getType())
+    return failAt(P + ".outputs[0].dtype",
+                  "a GPSIMDSB2SB does not convert types");
+  if (!sameShape(In, Out))
+    return failAt(P + ".outputs[0]", "shape " + shapeOf(Out) +
+                                         " differs from the input's " +
+                                         shapeOf(In));
+  uint64_t Bytes =
+      In.getNumElementsPerPartition() * getDataTypeSize(In.getType());
+  uint64_t Padded =
+      InstGPSIMDSB2SB::getEffectiveBytesPerPartition(Bytes, In.getType());
+  if (Padded > InstGPSIMDSB2SB::MaxBytesPerPartition)
+    return failAt(P + ".inputs[0]",
+                  llvm::Twine(Padded) +
+                      " bytes per partition in 4-byte lanes exceed the " +
+                      llvm::Twine(InstGPSIMDSB2SB::MaxBytesPerPartition) +
+                      " a GPSIMDSB2SB moves");
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifyCollective(const InstCollectiveCompute &I,
+                                             const std::string &P) {
+  if (llvm::Error E = verifyCores(I.getGroup(), P + ".group", I.isLocal()))
+    return E;
+  CollectiveKind K = I.getKind();
+  size_t G = I.getGroup().size();
+  if ((K == CollectiveKind::SendRecv || K == CollectiveKind::SendRecvCCE) &&
+      G != 2)
+    return failAt(P + ".group", enumName(K) + " swaps between 2 cores, not " +
+                                    llvm::Twine(G));
+  if (isReducingCollective(K) != (I.getReduceOp() != ReduceOp::None)) {
+    llvm::StringRef Rule =
+        isReducingCollective(K) ? " needs a reduce op" : " takes no reduce op";
+    return failAt(P + ".reduce", enumName(K) + Rule);
+  }
+  const AccessPattern &In = I.inputs()[0], &Out = I.outputs()[0];
+  if (In.getType() != Out.getType())
+    return failAt(P + ".outputs[0].dtype",
+                  "a collective does not convert types");
+  // The per-peer sizes of an AllToAllV are not in the IR.
+  if (K == CollectiveKind::AllToAllV)
+    return llvm::Error::success();
+  std::optional<uint64_t> Want =
+      collectiveOutputSize(K, In.getNumElements(), G);
+  if (!Want)
+    return failAt(P + ".inputs[0]", llvm::Twine(In.getNumElements()) +
+                                        " elements do not split evenly over " +
+                                        llvm::Twine(G) + " cores");
+  if (*Want != Out.getNumElements())
+    return failAt(P + ".outputs[0]",
+                  enumName(K) + " of " + llvm::Twine(In.getNumElements()) +
+                      " elements over " + llvm::Twine(G) + " cores writes " +
+                      llvm::Twine(*Want) + " elements, not " +
+                      llvm::Twine(Out.getNumElements()));
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifyBarrier(const InstCoreBarrier &I,
+                                          const std::string &P) {
+  if (llvm::Error E = verifyCores(I.getCores(), P + ".cores", /*Local=*/true))
+    return E;
+  auto [It, New] = BarrierIds.try_emplace(I.getId(), &I);
+  if (!New)
+    return failAt(P + ".id", "barrier id " + llvm::Twine(I.getId()) +
+                                 " is already used by '" +
+                                 It->second->getName() + "'");
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifyCores(llvm::ArrayRef<unsigned> Cores,
+                                        const std::string &P, bool Local) {
+  if (Cores.empty())
+    return failAt(P, "needs at least one core");
+  std::set<unsigned> Seen;
+  unsigned Lnc = M.getPassOptions().LncSize;
+  for (size_t K = 0; K < Cores.size(); ++K) {
+    if (!Seen.insert(Cores[K]).second)
+      return failAt(at(P, K),
+                    "core " + llvm::Twine(Cores[K]) + " is listed twice");
+    if (Local && Cores[K] >= Lnc)
+      return failAt(at(P, K), "core " + llvm::Twine(Cores[K]) +
+                                  " is outside the logical core (lnc_size " +
+                                  llvm::Twine(Lnc) + ")");
+  }
+  if (Local && !Seen.count(M.getNeuronCoreId()))
+    return failAt(P, "core " + llvm::Twine(M.getNeuronCoreId()) +
+                         ", which runs this module, is not listed");
+  return llvm::Error::success();
+}
+
+/// A step of the walk over dependencies: an instruction and its next
+/// dependency to visit.
+struct Frame {
+  const Instruction *I;
+  size_t Next;
+};
+
+/// "'a' -> 'b' -> 'a'" for the cycle that closes when the walk in Stack
+/// reaches Back again.
+std::string describeCycle(llvm::ArrayRef<Frame> Stack,
+                          const Instruction *Back) {
+  std::string Cycle;
+  auto First =
+      llvm::find_if(Stack, [&](const Frame &F) { return F.I == Back; });
+  for (const Frame &F : llvm::make_range(First, Stack.end()))
+    Cycle += "'" + F.I->getName().str() + "' -> ";
+  return Cycle + "'" + Back->getName().str() + "'";
+}
+
+// An instruction waits for its dependencies, so a cycle would wait forever.
+llvm::Error ModuleVerifier::verifyAcyclic() {
+  enum class State { Active, Done };
+  llvm::DenseMap<const Instruction *, State> States;
+  for (const auto &BB : M.blocks())
+    for (const auto &Root : *BB) {
+      if (States.count(Root.get()))
+        continue;
+      std::vector<Frame> Stack{{Root.get(), 0}};
+      States[Root.get()] = State::Active;
+      while (!Stack.empty()) {
+        Frame &F = Stack.back();
+        if (F.Next == F.I->dependencies().size()) {
+          States[F.I] = State::Done;
+          Stack.pop_back();
+          continue;
+        }
+        const Instruction *D = F.I->dependencies()[F.Next++];
+        auto It = States.find(D);
+        if (It == States.end()) {
+          States[D] = State::Active;
+          Stack.push_back({D, 0});
+        } else if (It->second == State::Active) {
+          return failAt(InstPaths[D] + ".deps",
+                        "dependency cycle: " + describeCycle(Stack, D));
+        }
+      }
+    }
+  return llvm::Error::success();
+}
+
+} // namespace
+
+std::string getModulePath(unsigned Index) {
+  return ("$.modules[" + llvm::Twine(Index) + "]").str();
+}
+
+llvm::Error verifyModule(const Module &M, llvm::StringRef Path) {
+  return ModuleVerifier(M, Path).verify();
+}
+
+llvm::Error verifyProgram(const Program &P) {
+  if (P.empty())
+    return makeError("$.modules: a program needs at least one module");
+  std::set<std::pair<unsigned, unsigned>> Seen;
+  const PassOptions &First = P[0]->getPassOptions();
+  for (unsigned I = 0; I < P.size(); ++I) {
+    const Module &M = *P[I];
+    std::string Path = getModulePath(I);
+    if (llvm::Error E = verifyModule(M, Path))
+      return E;
+    const PassOptions &O = M.getPassOptions();
+    if (O.LncSize != First.LncSize || O.Arch != First.Arch)
+      return failAt(Path + ".pass_options",
+                    "lnc_size " + llvm::Twine(O.LncSize) + " and target " +
+                        enumName(O.Arch) + " differ from $.modules[0]'s " +
+                        llvm::Twine(First.LncSize) + " and " +
+                        enumName(First.Arch));
+    if (!Seen.insert({M.getSubgraphId(), M.getNeuronCoreId()}).second)
+      return failAt(Path, "a second module for subgraph " +
+                              llvm::Twine(M.getSubgraphId()) + ", core " +
+                              llvm::Twine(M.getNeuronCoreId()));
+  }
+  return llvm::Error::success();
+}
+
+} // namespace loom::bir

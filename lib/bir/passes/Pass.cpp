@@ -1,0 +1,45 @@
+#include "loom/bir/passes/Pass.h"
+
+#include "loom/bir/passes/LncSplitter.h"
+#include "loom/support/Error.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+namespace loom::bir {
+
+namespace {
+
+struct PassEntry {
+  llvm::StringRef Name;
+  std::unique_ptr<BirPass> (*Create)();
+};
+
+template <typename T> std::unique_ptr<BirPass> create() {
+  return std::make_unique<T>();
+}
+
+// A new pass is registered by adding its line here.
+const PassEntry Registry[] = {
+    {"lnc_splitter", create<LncSplitter>},
+};
+
+} // namespace
+
+std::vector<llvm::StringRef> getPassNames() {
+  std::vector<llvm::StringRef> Names;
+  for (const PassEntry &E : Registry)
+    Names.push_back(E.Name);
+  llvm::sort(Names);
+  return Names;
+}
+
+llvm::Expected<std::unique_ptr<BirPass>> createPass(llvm::StringRef Name) {
+  for (const PassEntry &E : Registry)
+    if (E.Name == Name)
+      return E.Create();
+  return makeError("unknown pass '" + Name +
+                   "'; valid passes: " + llvm::join(getPassNames(), ", "));
+}
+
+} // namespace loom::bir

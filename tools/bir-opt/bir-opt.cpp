@@ -1,0 +1,204 @@
+//===- bir-opt.cpp - Run backend passes over a BIR program ----------------===//
+//
+// bir-opt [options] <program.json | ->
+//
+// Loads and verifies a program, runs the passes of --passes in order,
+// verifies the result and writes it as JSON or as the text form. Exit status: 0
+// on success, 1 for bad input (including a pass that fails on it), 2 for bad
+// usage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/bir/ir/Printer.h"
+#include "loom/bir/ir/Verifier.h"
+#include "loom/bir/json/BirJson.h"
+#include "loom/bir/passes/Pass.h"
+#include "loom/support/Error.h"
+#include "loom/support/OutputFile.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace loom;
+using namespace loom::bir;
+namespace cl = llvm::cl;
+
+namespace {
+
+constexpr int ExitBadInput = 1;
+constexpr int ExitBadUsage = 2;
+
+enum class EmitKind { Json, Text };
+
+cl::OptionCategory BirOptCategory("bir-opt options");
+
+cl::opt<std::string> InputFilename(cl::Positional,
+                                   cl::desc("<program.json | ->"),
+                                   cl::cat(BirOptCategory));
+
+cl::list<std::string> PassList("passes", cl::desc("Passes to run, in order"),
+                               cl::value_desc("a,b,..."), cl::CommaSeparated,
+                               cl::cat(BirOptCategory));
+
+cl::opt<unsigned> LncSize("lnc",
+                          cl::desc("Set lnc_size of every module (1, or 2 on "
+                                   "trn2) before verification"),
+                          cl::value_desc("N"), cl::cat(BirOptCategory));
+
+cl::opt<Target> TargetArch(
+    "target", cl::desc("Set the target of every module before verification"),
+    cl::values(clEnumValN(Target::Trn1, "trn1", "Trainium 1, lnc_size 1"),
+               clEnumValN(Target::Trn2, "trn2", "Trainium 2, lnc_size 1 or 2")),
+    cl::cat(BirOptCategory));
+
+cl::opt<std::string> OutputFilename(
+    "o", cl::desc("Output file, replaced only on success (default: stdout)"),
+    cl::value_desc("file"), cl::init("-"), cl::cat(BirOptCategory));
+
+cl::opt<EmitKind>
+    Emit("emit", cl::desc("Output form"), cl::init(EmitKind::Json),
+         cl::values(clEnumValN(EmitKind::Json, "json",
+                               "JSON, the interchange form (default)"),
+                    clEnumValN(EmitKind::Text, "text",
+                               "the text form, for reading")),
+         cl::cat(BirOptCategory));
+
+cl::opt<bool> VerifyEach("verify-each",
+                         cl::desc("Verify the program after every pass"),
+                         cl::cat(BirOptCategory));
+
+cl::opt<bool>
+    PrintAfterAll("print-after-all",
+                  cl::desc("Print the text form to stderr after every pass"),
+                  cl::cat(BirOptCategory));
+
+cl::opt<bool> ListPasses("list-passes",
+                         cl::desc("Print the available passes and exit"),
+                         cl::cat(BirOptCategory));
+
+const char Overview[] =
+    "runs backend (BIR) passes over a program\n\n"
+    "  Loads a program in the JSON form of docs/bir.md, applies --lnc and\n"
+    "  --target, verifies it, runs --passes in order, verifies the result\n"
+    "  and writes it.\n"
+    "  Exit status: 0 success, 1 bad input or a failing pass, 2 bad usage.\n";
+
+int failUsage(const llvm::Twine &Msg) {
+  llvm::errs() << "bir-opt: error: " << Msg << "\n"
+               << "Try 'bir-opt --help' for usage.\n";
+  return ExitBadUsage;
+}
+
+int failInput(llvm::Error E, llvm::StringRef Prefix = "") {
+  llvm::errs() << "bir-opt: error: " << Prefix << llvm::toString(std::move(E))
+               << "\n";
+  return ExitBadInput;
+}
+
+/// Checks what the option parser cannot: an input is named and --lnc fits
+/// the target.
+llvm::Error checkUsage() {
+  if (InputFilename.empty())
+    return makeError("no input file; name one, or - for stdin");
+  bool HasTarget = TargetArch.getNumOccurrences();
+  // Without --target the modules keep their own, checked on loading.
+  unsigned Max =
+      getMaxLncSize(HasTarget ? TargetArch.getValue() : Target::Trn2);
+  if (LncSize.getNumOccurrences() && (LncSize < 1 || LncSize > Max)) {
+    std::string On =
+        HasTarget ? (" on " + enumName(TargetArch.getValue())).str() : "";
+    return makeError("--lnc must be from 1 to " + llvm::Twine(Max) + On);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<std::unique_ptr<BirPass>>> createPipeline() {
+  std::vector<std::unique_ptr<BirPass>> Pipeline;
+  for (const std::string &Name : PassList) {
+    llvm::Expected<std::unique_ptr<BirPass>> P = createPass(Name);
+    if (!P)
+      return P.takeError();
+    Pipeline.push_back(std::move(*P));
+  }
+  return Pipeline;
+}
+
+llvm::Error runPipeline(llvm::ArrayRef<std::unique_ptr<BirPass>> Pipeline,
+                        Program &P) {
+  for (const auto &Pass : Pipeline) {
+    llvm::Expected<bool> Changed = Pass->run(P);
+    if (!Changed)
+      return makeError("pass '" + Pass->name() +
+                       "' failed: " + llvm::toString(Changed.takeError()));
+    if (PrintAfterAll) {
+      llvm::errs() << "// -----// IR after " << Pass->name()
+                   << (*Changed ? " (changed)" : " (no change)")
+                   << " //----- //\n";
+      printProgram(llvm::errs(), P);
+    }
+    if (VerifyEach)
+      if (llvm::Error E = verifyProgram(P))
+        return makeError("after pass '" + Pass->name() +
+                         "': " + llvm::toString(std::move(E)));
+  }
+  // --verify-each has already checked the result of the last pass.
+  if (!Pipeline.empty() && !VerifyEach)
+    if (llvm::Error E = verifyProgram(P))
+      return makeError("after the passes: " + llvm::toString(std::move(E)));
+  return llvm::Error::success();
+}
+
+std::string render(const Program &P) {
+  if (Emit == EmitKind::Json)
+    return formatProgram(P);
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  printProgram(OS, P);
+  return OS.str();
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM X(argc, argv);
+  cl::HideUnrelatedOptions(BirOptCategory);
+  cl::SetVersionPrinter(
+      [](llvm::raw_ostream &OS) { OS << "bir-opt (loom)\n"; });
+  std::string ParseErrors;
+  llvm::raw_string_ostream ParseErrorStream(ParseErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv, Overview, &ParseErrorStream)) {
+    llvm::errs() << ParseErrorStream.str()
+                 << "Try 'bir-opt --help' for usage.\n";
+    return ExitBadUsage;
+  }
+  if (ListPasses) {
+    for (llvm::StringRef Name : getPassNames())
+      llvm::outs() << Name << "\n";
+    return 0;
+  }
+  if (llvm::Error E = checkUsage())
+    return failUsage(llvm::toString(std::move(E)));
+  auto Pipeline = createPipeline();
+  if (!Pipeline)
+    return failUsage(llvm::toString(Pipeline.takeError()));
+
+  llvm::Expected<std::string> Text = readInput(InputFilename);
+  if (!Text)
+    return failInput(Text.takeError());
+  LoadOptions Opts;
+  if (LncSize.getNumOccurrences())
+    Opts.LncSize = LncSize;
+  if (TargetArch.getNumOccurrences())
+    Opts.Arch = TargetArch;
+  llvm::StringRef FileName =
+      InputFilename == "-" ? llvm::StringRef("<stdin>") : InputFilename;
+  llvm::Expected<Program> P = parseProgram(*Text, FileName, Opts);
+  if (!P)
+    return failInput(P.takeError());
+  if (llvm::Error E = runPipeline(*Pipeline, *P))
+    return failInput(std::move(E), (FileName + ": ").str());
+  if (llvm::Error E = writeOutputAtomically(OutputFilename, render(*P)))
+    return failInput(std::move(E));
+  return 0;
+}
