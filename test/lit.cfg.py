@@ -1,4 +1,13 @@
 # lit configuration for loom's pass and tool tests.
+#
+# Every .hlo, .json and .test file under test/ is a test unless it sits in
+# an Inputs/ folder. Tests find the built tools (hlo-opt, hlo-run, bir-opt)
+# and LLVM's FileCheck and `not` on PATH, set up from lit.site.cfg.py, which
+# CMake generates in <build>/test.
+#
+# Substitutions: %examples is the examples/ folder; %shared is ../shared.
+# Features: shared-corpus when ../shared/corpus exists (a fresh clone has
+# none, so tests that read it say `REQUIRES: shared-corpus`).
 import os
 import lit.formats
 
@@ -16,10 +25,8 @@ if hasattr(config, "loom_obj_root"):
     if os.path.isdir(os.path.join(config.loom_shared_dir, "corpus")):
         config.available_features.add("shared-corpus")
 
-# Tests must not see the environment knobs of the passes unless they set them.
-for var in list(os.environ):
+# Tests must not see the environment knobs of the passes (NEURON_*) unless
+# they set them.
+for var in list(config.environment):
     if var.startswith("NEURON_"):
-        config.environment.pop(var, None)
-for var in ["NEURON_COLLECTIVE_MATMUL_NXD", "NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE",
-            "NEURON_COLLECTIVE_MATMUL_SB_TO_SB_THRESHOLD_IN_MB"]:
-    config.environment.pop(var, None)
+        del config.environment[var]

@@ -14,7 +14,33 @@ llvm::Error writeOutputAtomically(llvm::StringRef Path, llvm::StringRef Contents
     llvm::outs().flush();
     return llvm::Error::success();
   }
-  llvm::SmallString<256> Model(Path);
+  // A device or a pipe (`-o /dev/null`, `-o /dev/stderr`) cannot be
+  // replaced by renaming: that would put a regular file in its place. Write
+  // to it directly; atomicity only means something for regular files.
+  llvm::sys::fs::file_status Status;
+  if (!llvm::sys::fs::status(Path, Status) && llvm::sys::fs::exists(Status) &&
+      !llvm::sys::fs::is_regular_file(Status)) {
+    std::error_code EC;
+    llvm::raw_fd_ostream OS(Path, EC, llvm::sys::fs::OF_None);
+    if (EC)
+      return makeError("cannot write '" + Path + "': " + EC.message());
+    OS << Contents;
+    OS.close();
+    if (OS.has_error()) {
+      OS.clear_error();
+      return makeError("cannot write '" + Path + "'");
+    }
+    return llvm::Error::success();
+  }
+  // `-o link` replaces the file the link points to and keeps the link
+  // (renaming over /dev/stdout would replace the link itself).
+  llvm::SmallString<256> Target(Path);
+  if (llvm::sys::fs::is_symlink_file(Path)) {
+    llvm::SmallString<256> Real;
+    if (!llvm::sys::fs::real_path(Path, Real))
+      Target = Real;
+  }
+  llvm::SmallString<256> Model(Target);
   Model += ".tmp-%%%%%%";
   int FD = -1;
   llvm::SmallString<256> TempPath;
@@ -30,7 +56,7 @@ llvm::Error writeOutputAtomically(llvm::StringRef Path, llvm::StringRef Contents
       return makeError("cannot write '" + Path + "'");
     }
   }
-  if (std::error_code EC = llvm::sys::fs::rename(TempPath, Path)) {
+  if (std::error_code EC = llvm::sys::fs::rename(TempPath, Target)) {
     llvm::sys::fs::remove(TempPath);
     return makeError("cannot write '" + Path + "': " + EC.message());
   }

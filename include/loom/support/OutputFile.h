@@ -14,7 +14,9 @@
 namespace loom {
 
 /// Writes Contents to Path ("-" is stdout) atomically: temporary file in the
-/// same folder, then rename. On error Path is untouched.
+/// same folder, then rename. On error Path is untouched. A symbolic link is
+/// followed (its target is replaced); a device or a pipe (/dev/null) is
+/// written in place, as renaming would replace it with a regular file.
 llvm::Error writeOutputAtomically(llvm::StringRef Path, llvm::StringRef Contents);
 
 /// Reads a whole file ("-" is stdin).

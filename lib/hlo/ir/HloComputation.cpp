@@ -66,7 +66,8 @@ static bool IsRemovable(const HloInstruction *inst) {
          inst->control_successors().empty();
 }
 
-void HloComputation::RemoveInstructionAndUnusedOperands(HloInstruction *inst) {
+void HloComputation::RemoveInstructionAndUnusedOperands(
+    HloInstruction *inst, llvm::function_ref<void(HloInstruction *)> on_remove) {
   llvm::SmallVector<HloInstruction *, 8> worklist{inst};
   while (!worklist.empty()) {
     HloInstruction *cur = worklist.pop_back_val();
@@ -74,6 +75,8 @@ void HloComputation::RemoveInstructionAndUnusedOperands(HloInstruction *inst) {
       continue;
     llvm::SmallVector<HloInstruction *, 4> operands(cur->operands().begin(),
                                                     cur->operands().end());
+    if (on_remove)
+      on_remove(cur);
     llvm::consumeError(RemoveInstruction(cur));
     for (HloInstruction *op : operands)
       if (!llvm::is_contained(worklist, op))

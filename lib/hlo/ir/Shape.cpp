@@ -90,8 +90,15 @@ Shape Shape::MakeTuple(std::vector<Shape> Elements) {
   return S;
 }
 
+Shape Shape::MakeBuffer(Shape Array) {
+  Shape S;
+  S.type_ = PrimitiveType::BUFFER;
+  S.tuple_.push_back(std::move(Array));
+  return S;
+}
+
 bool Shape::is_static() const {
-  if (IsTuple()) {
+  if (IsTuple() || IsBuffer()) {
     for (const Shape &E : tuple_)
       if (!E.is_static())
         return false;
@@ -146,7 +153,7 @@ Layout Shape::DefaultLayout(int64_t Rank) {
 bool Shape::Compatible(const Shape &O) const {
   if (type_ != O.type_)
     return false;
-  if (IsTuple()) {
+  if (IsTuple() || IsBuffer()) {
     if (tuple_.size() != O.tuple_.size())
       return false;
     for (size_t I = 0; I < tuple_.size(); ++I)
@@ -168,6 +175,12 @@ bool Shape::operator==(const Shape &O) const {
 }
 
 void Shape::Print(llvm::raw_ostream &OS, bool PrintLayout) const {
+  if (IsBuffer()) {
+    OS << "b(";
+    buffer_shape().Print(OS, PrintLayout);
+    OS << ')';
+    return;
+  }
   if (IsTuple()) {
     OS << '(';
     for (size_t I = 0; I < tuple_.size(); ++I) {

@@ -4,6 +4,7 @@
 
 #include "loom/hlo/ir/HloInstruction.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/iterator_range.h"
 
@@ -36,7 +37,11 @@ public:
   llvm::Error RemoveInstruction(HloInstruction *instruction);
   /// Removes `instruction` if dead, then every operand that became dead,
   /// transitively. Parameters and instructions with side effects stay.
-  void RemoveInstructionAndUnusedOperands(HloInstruction *instruction);
+  /// `on_remove`, when given, sees each instruction just before it is
+  /// destroyed, so a caller holding pointers to pending work can drop them.
+  void RemoveInstructionAndUnusedOperands(
+      HloInstruction *instruction,
+      llvm::function_ref<void(HloInstruction *)> on_remove = nullptr);
   /// Removes every instruction whose value reaches neither the root nor a
   /// side effect. Returns whether anything was removed.
   bool RemoveDeadInstructions();

@@ -54,6 +54,7 @@ namespace loom::hlo {
   X(C128, "c128", 128)                                                         \
   X(TOKEN, "token", 0)                                                         \
   X(OPAQUE_TYPE, "opaque", 0)                                                  \
+  X(BUFFER, "buffer", 0)                                                       \
   X(TUPLE, "tuple", 0)
 
 enum class PrimitiveType : uint8_t {
@@ -97,13 +98,18 @@ public:
   Shape(PrimitiveType Type, llvm::ArrayRef<int64_t> Dims);
   static Shape MakeTuple(std::vector<Shape> Elements);
   static Shape MakeToken() { return Shape(PrimitiveType::TOKEN, {}); }
+  /// XLA's buffer shape `b(s32[2,8])`: a mutable buffer holding an array.
+  static Shape MakeBuffer(Shape Array);
 
   PrimitiveType element_type() const { return type_; }
   void set_element_type(PrimitiveType Type) { type_ = Type; }
   bool IsTuple() const { return type_ == PrimitiveType::TUPLE; }
   bool IsToken() const { return type_ == PrimitiveType::TOKEN; }
   bool IsOpaque() const { return type_ == PrimitiveType::OPAQUE_TYPE; }
-  bool IsArray() const { return !IsTuple() && !IsToken() && !IsOpaque(); }
+  bool IsBuffer() const { return type_ == PrimitiveType::BUFFER; }
+  bool IsArray() const { return !IsTuple() && !IsToken() && !IsOpaque() && !IsBuffer(); }
+  /// The array a buffer shape holds.
+  const Shape &buffer_shape() const { return tuple_[0]; }
 
   // Arrays.
   int64_t rank() const { return static_cast<int64_t>(dims_.size()); }
@@ -149,7 +155,7 @@ private:
   std::vector<int64_t> dims_;
   std::vector<bool> dynamic_;
   std::optional<Layout> layout_;
-  std::vector<Shape> tuple_;
+  std::vector<Shape> tuple_; // tuple elements, or a buffer's one array
 };
 
 inline llvm::raw_ostream &operator<<(llvm::raw_ostream &OS, const Shape &S) {

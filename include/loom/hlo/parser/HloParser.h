@@ -1,0 +1,41 @@
+//===- HloParser.h - XLA's HLO text format into loom IR -------------------===//
+//
+// Reads what XLA dumps (`%a = f32[2]{0} add(f32[2]{0} %x, f32[2]{0} %y)`)
+// and the short style tests write (`a = f32[2] add(x, y)`). Printing is
+// HloModule::ToString(); together they keep the round-trip contract
+// documented in docs/hlo-text-format.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_HLO_PARSER_HLOPARSER_H
+#define LOOM_HLO_PARSER_HLOPARSER_H
+
+#include "loom/hlo/ir/HloModule.h"
+#include "loom/hlo/ir/Shape.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Error.h"
+
+#include <memory>
+
+namespace loom::hlo {
+
+/// Brackets, tuple shapes and computations written inside attributes may nest
+/// this deep; deeper input is an error rather than a stack overflow.
+inline constexpr int kMaxNestingDepth = 256;
+
+/// Parses one whole module. Syntax errors read `file:line:col: message`;
+/// semantic errors (duplicate or unknown names, element-count overflow)
+/// are located too and name the instruction or computation.
+llvm::Expected<std::unique_ptr<HloModule>>
+ParseHloModule(llvm::StringRef text, llvm::StringRef file_name = "<input>");
+
+/// Parses one shape, e.g. `(f32[2,<=3]{1,0:T(8,128)}, token[])`.
+llvm::Expected<Shape> ParseShape(llvm::StringRef text);
+
+/// A deep copy made by printing and parsing back: correct by the round-trip
+/// contract, and it keeps every attribute loom does not understand.
+std::unique_ptr<HloModule> CloneModule(const HloModule &module);
+
+} // namespace loom::hlo
+
+#endif

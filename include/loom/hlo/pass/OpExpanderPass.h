@@ -1,0 +1,45 @@
+//===- OpExpanderPass.h - Match one instruction, replace it, drop the rest ===//
+//
+// The shared driver of passes that rewrite single instructions. Run() visits
+// every computation (callees before callers) and, in each, the instructions
+// in post order. It collects the matches first (InstructionMatchesPattern),
+// then for each one that still belongs to the computation and still matches:
+//   1. ExpandInstruction(inst) returns the replacement;
+//   2. if that is `inst` itself, nothing changes;
+//   3. else control dependencies move to the replacement, every use of `inst`
+//      (the computation's root included) is rewired to it, and `inst` is
+//      removed with every operand that became dead (the dot, its reshape,
+//      the all-gather...). An operand that still has users stays.
+// Run() reports "changed" only when at least one instruction was replaced
+// (or an expansion that kept its instruction added some anyway).
+//
+// Unlike XLA, where ExpandInstruction returns a detached unique_ptr that the
+// driver adds, here it returns an HloInstruction* already in the
+// computation: either one it just added (computation->AddInstruction adopts
+// a unique_ptr and returns the raw pointer) or one that existed before (an
+// operand, as neuron_looped_einsum_token_replacer returns). The replacement
+// must have a shape compatible with `inst`. ExpandInstruction may add
+// instructions but must not remove any; the driver does all removal.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_HLO_PASS_OPEXPANDERPASS_H
+#define LOOM_HLO_PASS_OPEXPANDERPASS_H
+
+#include "loom/hlo/pass/HloPassInterface.h"
+
+namespace loom::hlo {
+
+class OpExpanderPass : public HloPassInterface {
+public:
+  llvm::Expected<bool> Run(HloModule &module) override;
+
+protected:
+  /// Whether `instruction` is one this pass rewrites.
+  virtual bool InstructionMatchesPattern(HloInstruction *instruction) = 0;
+  /// The instruction that takes over every use of `instruction` (see above).
+  virtual llvm::Expected<HloInstruction *> ExpandInstruction(HloInstruction *instruction) = 0;
+};
+
+} // namespace loom::hlo
+
+#endif

@@ -1,0 +1,45 @@
+//===- NeuronLoopedEinsumReplacer.h - dot(all-gather(w), x) to one call ---===//
+//
+// Folds a dot whose gathered operand is an all-gather of a tensor-parallel
+// weight (often loop-carried inside a while body) into one
+// AwsNeuronCollectiveMatmul custom-call that gathers and multiplies together,
+// so the gather overlaps the matmul instead of materialising the full weight.
+// Matching follows Neuron's pass of the same name; the emitted custom-call is
+// pinned by docs/collective-matmul-contract.md, and every decision the
+// original leaves open is in docs/collective-matmul.md.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_HLO_PASSES_NEURONLOOPEDEINSUMREPLACER_H
+#define LOOM_HLO_PASSES_NEURONLOOPEDEINSUMREPLACER_H
+
+#include "loom/hlo/pass/OpExpanderPass.h"
+#include "loom/hlo/passes/NeuronEnv.h"
+
+#include "llvm/ADT/DenseSet.h"
+
+namespace loom::hlo {
+
+class NeuronLoopedEinsumReplacer : public OpExpanderPass {
+public:
+  /// Options from the hlo-opt flags, else the NEURON_* environment.
+  NeuronLoopedEinsumReplacer()
+      : NeuronLoopedEinsumReplacer(CollectiveMatmulOptions::FromFlagsAndEnvironment()) {}
+  explicit NeuronLoopedEinsumReplacer(const CollectiveMatmulOptions &options)
+      : options_(options) {}
+
+  llvm::StringRef name() const override { return "neuron_looped_einsum_replacer"; }
+  llvm::Expected<bool> Run(HloModule &module) override;
+
+protected:
+  bool InstructionMatchesPattern(HloInstruction *inst) override;
+  llvm::Expected<HloInstruction *> ExpandInstruction(HloInstruction *inst) override;
+
+private:
+  CollectiveMatmulOptions options_;
+  /// Dots that already have their remark line in this run.
+  llvm::DenseSet<const HloInstruction *> remarked_;
+};
+
+} // namespace loom::hlo
+
+#endif

@@ -1,0 +1,142 @@
+//===- EvalInternal.h - Kernels shared by the interpreter's files ---------===//
+//
+// Internal to lib/hlo/eval. The kernels here work on one device's values;
+// HloEvaluator.cpp runs them for every device and owns control flow,
+// collectives and memory accounting.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_LIB_HLO_EVAL_EVALINTERNAL_H
+#define LOOM_LIB_HLO_EVAL_EVALINTERNAL_H
+
+#include "loom/hlo/eval/Literal.h"
+#include "loom/hlo/ir/HloAttributes.h"
+#include "loom/hlo/ir/HloComputation.h"
+#include "loom/hlo/ir/HloInstruction.h"
+
+#include "llvm/ADT/ArrayRef.h"
+#include "llvm/Support/Error.h"
+
+#include <functional>
+#include <vector>
+
+namespace loom::hlo {
+
+/// "<op> '<name>': <msg>": every interpreter error names the instruction
+/// and its op.
+llvm::Error EvalError(const HloInstruction &inst, const llvm::Twine &msg);
+/// "unsupported <what> in <op> '<name>'".
+llvm::Error UnsupportedError(const HloInstruction &inst, const llvm::Twine &what);
+
+/// Runs a scalar computation (a reduce's or all-reduce's to_apply) for one
+/// device: arguments in parameter order, result as the root produced it.
+using ComputationRunner = std::function<llvm::Expected<Literal>(
+    const HloComputation &computation, std::vector<Literal> args)>;
+
+/// Folds of a binary scalar computation. When the computation is one
+/// elementwise op of its two parameters, folds run as typed loops;
+/// otherwise every step calls the computation through the runner.
+class Combiner {
+public:
+  Combiner(const HloComputation &computation, ComputationRunner runner);
+  /// Whether the typed fast path applies to element type `type`.
+  bool is_fast() const { return fast_opcode_.has_value(); }
+  /// acc[i] = f(acc[i], x[i]) for every element (shapes equal).
+  llvm::Error Accumulate(const HloInstruction &inst, Literal &acc, const Literal &x) const;
+  /// One step on scalars (any arity: variadic reduces pass N accumulators
+  /// and N values; the result is a tuple of N when N > 1).
+  llvm::Expected<Literal> Call(std::vector<Literal> args) const;
+  const HloComputation &computation() const { return computation_; }
+  /// The fast op, with operands swapped when the root reads (p1, p0).
+  std::optional<HloOpcode> fast_opcode() const { return fast_opcode_; }
+  bool swapped() const { return swapped_; }
+
+private:
+  const HloComputation &computation_;
+  ComputationRunner runner_;
+  std::optional<HloOpcode> fast_opcode_;
+  bool swapped_ = false;
+};
+
+// ---- Elementwise (EvalElementwise.cpp) ---------------------------------------
+llvm::Expected<Literal> EvalUnary(const HloInstruction &inst, const Literal &operand);
+llvm::Expected<Literal> EvalBinary(const HloInstruction &inst, const Literal &lhs,
+                                   const Literal &rhs);
+/// In place: lhs = op(lhs, rhs); op is a binary elementwise opcode.
+llvm::Error ApplyBinaryInPlace(const HloInstruction &inst, HloOpcode opcode, Literal &lhs,
+                               const Literal &rhs, bool swapped);
+llvm::Expected<Literal> EvalCompare(const HloInstruction &inst, const Literal &lhs,
+                                    const Literal &rhs);
+llvm::Expected<Literal> EvalSelect(const HloInstruction &inst, const Literal &pred,
+                                   const Literal &on_true, const Literal &on_false);
+llvm::Expected<Literal> EvalClamp(const HloInstruction &inst, const Literal &lo,
+                                  const Literal &x, const Literal &hi);
+/// XLA's convert of an array to `type` (complex to real is an error).
+llvm::Expected<Literal> ConvertLiteral(const HloInstruction &inst, const Literal &operand,
+                                       const Shape &result_shape);
+llvm::Expected<Literal> EvalBitcastConvert(const HloInstruction &inst, const Literal &operand);
+llvm::Expected<Literal> EvalReducePrecision(const HloInstruction &inst, const Literal &operand);
+/// Whether EvalUnary / EvalBinary know `opcode`.
+bool IsEvalUnaryOpcode(HloOpcode opcode);
+bool IsEvalBinaryOpcode(HloOpcode opcode);
+
+// ---- Data movement (EvalShapeOps.cpp) ----------------------------------------
+/// Row-major strides in elements.
+std::vector<int64_t> RowMajorStrides(llvm::ArrayRef<int64_t> dims);
+/// Reads a scalar integer operand (any integer type) as int64.
+int64_t ScalarToInt64(const Literal &scalar);
+
+llvm::Expected<Literal> EvalTranspose(const HloInstruction &inst, const Literal &operand);
+Literal TransposeLiteral(const Literal &operand, llvm::ArrayRef<int64_t> permutation,
+                         const Shape &result_shape);
+llvm::Expected<Literal> EvalBroadcast(const HloInstruction &inst, const Literal &operand);
+llvm::Expected<Literal> EvalSlice(const HloInstruction &inst, const Literal &operand);
+/// Slice of [start, start+size) in every dimension (no clamping).
+Literal SliceLiteral(const Literal &operand, llvm::ArrayRef<int64_t> starts,
+                     llvm::ArrayRef<int64_t> sizes, const Shape &result_shape);
+llvm::Expected<Literal> EvalDynamicSlice(const HloInstruction &inst,
+                                         llvm::ArrayRef<const Literal *> operands);
+llvm::Expected<Literal> EvalDynamicUpdateSlice(const HloInstruction &inst, Literal operand,
+                                               llvm::ArrayRef<const Literal *> rest);
+/// Writes `update` into `target` at `starts` (no clamping; must fit).
+void UpdateSliceInPlace(Literal &target, const Literal &update,
+                        llvm::ArrayRef<int64_t> starts);
+llvm::Expected<Literal> EvalConcatenate(const HloInstruction &inst,
+                                        llvm::ArrayRef<const Literal *> operands);
+/// Concatenation of arrays along `dim` into `result_shape`.
+Literal ConcatenateLiterals(llvm::ArrayRef<const Literal *> operands, int64_t dim,
+                            const Shape &result_shape);
+llvm::Expected<Literal> EvalPad(const HloInstruction &inst, const Literal &operand,
+                                const Literal &pad_value);
+llvm::Expected<Literal> EvalReverse(const HloInstruction &inst, const Literal &operand);
+llvm::Expected<Literal> EvalIota(const HloInstruction &inst);
+llvm::Expected<Literal> EvalReshape(const HloInstruction &inst, Literal operand);
+llvm::Expected<Literal> EvalBitcast(const HloInstruction &inst, Literal operand);
+/// Copy of `lit` under `shape` (same element count and type).
+Literal ReshapeLiteral(Literal lit, const Shape &shape);
+llvm::Expected<Literal> EvalGather(const HloInstruction &inst, const Literal &operand,
+                                   const Literal &indices);
+
+// ---- Dot and reductions (EvalDot.cpp, EvalReduce.cpp) -------------------------
+llvm::Expected<Literal> EvalDot(const HloInstruction &inst, const Literal &lhs,
+                                const Literal &rhs);
+/// The dot of `lhs` and `rhs` with explicit dimension numbers into
+/// `result_shape` (custom-call AwsNeuronCollectiveMatmul shares it).
+llvm::Expected<Literal> DotLiterals(const HloInstruction &inst, const Literal &lhs,
+                                    const Literal &rhs, const DotDimensionNumbers &dnums,
+                                    const Shape &result_shape);
+llvm::Expected<Literal> EvalReduce(const HloInstruction &inst,
+                                   llvm::ArrayRef<const Literal *> operands,
+                                   const Combiner &combiner);
+llvm::Expected<Literal> EvalReduceWindow(const HloInstruction &inst,
+                                         llvm::ArrayRef<const Literal *> operands,
+                                         const Combiner &combiner);
+llvm::Expected<Literal> EvalMap(const HloInstruction &inst,
+                                llvm::ArrayRef<const Literal *> operands,
+                                const ComputationRunner &runner);
+llvm::Expected<Literal> EvalSort(const HloInstruction &inst,
+                                 llvm::ArrayRef<const Literal *> operands,
+                                 const ComputationRunner &runner);
+
+} // namespace loom::hlo
+
+#endif

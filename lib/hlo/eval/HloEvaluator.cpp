@@ -1,0 +1,597 @@
+//===- HloEvaluator.cpp - Lock-step SPMD interpretation of a module -------===//
+//
+// The entry computation runs once for all devices: each instruction is
+// evaluated for every device before the next one starts, so collectives see
+// every participant's operand. Values are counted by remaining users and
+// freed (or moved into their last user) as soon as possible.
+//
+//===----------------------------------------------------------------------===//
+
+#include "Evaluator.h"
+
+#include "loom/support/Error.h"
+
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/SmallPtrSet.h"
+
+namespace loom::hlo {
+
+llvm::Error EvalError(const HloInstruction &inst, const llvm::Twine &msg) {
+  return makeError(inst.OpcodeText() + " '" + inst.name() + "': " + msg);
+}
+
+llvm::Error UnsupportedError(const HloInstruction &inst, const llvm::Twine &what) {
+  return makeError("unsupported " + what + " in " + inst.OpcodeText() + " '" + inst.name() +
+                   "'");
+}
+
+DeviceValues Operands::Take(size_t i) {
+  if (movable_[i]) {
+    DeviceValues values = std::move(*movable_[i]);
+    movable_[i]->clear();
+    movable_[i] = nullptr;
+    refs_[i] = nullptr;
+    if (on_move_)
+      on_move_(values);
+    return values;
+  }
+  return *refs_[i];
+}
+
+struct Evaluator::Slot {
+  DeviceValues values;
+  /// Parameters read in place (while conditions): never moved or freed.
+  const DeviceValues *borrowed = nullptr;
+  int64_t uses_left = 0;
+  const DeviceValues &get() const { return borrowed ? *borrowed : values; }
+};
+
+struct Evaluator::Frame {
+  llvm::ArrayRef<int64_t> devices;
+  llvm::DenseMap<const HloInstruction *, Slot> slots;
+  const HloInstruction *root = nullptr;
+};
+
+Evaluator::Evaluator(const HloModule &module, const EvalOptions &options)
+    : module_(module), options_(options), layout_(SpmdLayout::FromModule(module)) {}
+
+Evaluator::~Evaluator() = default;
+
+EvalStats Evaluator::stats() const {
+  EvalStats s = stats_;
+  s.final_live_bytes = live_bytes_;
+  return s;
+}
+
+int64_t Evaluator::BytesOf(const DeviceValues &values) {
+  int64_t total = 0;
+  for (const Literal &lit : values)
+    total += lit.TotalBytes();
+  return total;
+}
+
+void Evaluator::Track(int64_t delta) {
+  live_bytes_ += delta;
+  stats_.peak_live_bytes = std::max(stats_.peak_live_bytes, live_bytes_);
+}
+
+llvm::Expected<std::vector<Literal>>
+Evaluator::RunEntry(const std::vector<std::vector<Literal>> &args) {
+  const HloComputation *entry = module_.entry_computation();
+  if (!entry)
+    return makeError("module '" + module_.name() + "' has no entry computation");
+  const int64_t n = layout_.num_devices();
+  if (layout_.replica_count < 1 || layout_.num_partitions < 1 || n > 1 << 16)
+    return makeError("invalid device layout: replica_count=" +
+                     llvm::Twine(layout_.replica_count) +
+                     " num_partitions=" + llvm::Twine(layout_.num_partitions));
+  if (static_cast<int64_t>(args.size()) != n)
+    return makeError("expected arguments for " + llvm::Twine(n) + " devices, got " +
+                     llvm::Twine(args.size()));
+  const int64_t num_params = entry->num_parameters();
+  std::vector<DeviceValues> params(num_params);
+  for (int64_t d = 0; d < n; ++d) {
+    if (static_cast<int64_t>(args[d].size()) != num_params)
+      return makeError("device " + llvm::Twine(d) + ": expected " + llvm::Twine(num_params) +
+                       " arguments, got " + llvm::Twine(args[d].size()));
+    for (int64_t p = 0; p < num_params; ++p) {
+      const HloInstruction *param = entry->parameter_instruction(p);
+      if (!param)
+        return makeError("entry computation has no parameter " + llvm::Twine(p));
+      if (!args[d][p].shape().Compatible(param->shape()))
+        return makeError("device " + llvm::Twine(d) + " parameter " + llvm::Twine(p) +
+                         ": expected " + param->shape().ToString() + ", got " +
+                         args[d][p].shape().ToString());
+      params[p].push_back(args[d][p]);
+    }
+  }
+  std::vector<int64_t> devices(n);
+  for (int64_t d = 0; d < n; ++d)
+    devices[d] = d;
+  return RunComputation(*entry, devices, std::move(params));
+}
+
+llvm::Expected<DeviceValues> Evaluator::RunComputation(const HloComputation &computation,
+                                                       llvm::ArrayRef<int64_t> devices,
+                                                       std::vector<DeviceValues> params) {
+  return Run(computation, devices, &params, {});
+}
+
+llvm::Expected<DeviceValues>
+Evaluator::RunComputationBorrowed(const HloComputation &computation,
+                                  llvm::ArrayRef<int64_t> devices,
+                                  llvm::ArrayRef<const DeviceValues *> params) {
+  return Run(computation, devices, nullptr, params);
+}
+
+namespace {
+
+/// Instructions the root depends on, through operands and control edges.
+llvm::DenseSet<const HloInstruction *> LiveInstructions(const HloComputation &computation) {
+  llvm::DenseSet<const HloInstruction *> live;
+  std::vector<const HloInstruction *> stack = {computation.root_instruction()};
+  while (!stack.empty()) {
+    const HloInstruction *inst = stack.back();
+    stack.pop_back();
+    if (!inst || !live.insert(inst).second)
+      continue;
+    for (const HloInstruction *op : inst->operands())
+      stack.push_back(op);
+    for (const HloInstruction *pred : inst->control_predecessors())
+      stack.push_back(pred);
+  }
+  return live;
+}
+
+} // namespace
+
+llvm::Expected<DeviceValues> Evaluator::Run(const HloComputation &computation,
+                                            llvm::ArrayRef<int64_t> devices,
+                                            std::vector<DeviceValues> *owned,
+                                            llvm::ArrayRef<const DeviceValues *> borrowed) {
+  const int64_t num_params = owned ? static_cast<int64_t>(owned->size())
+                                   : static_cast<int64_t>(borrowed.size());
+  if (num_params != computation.num_parameters())
+    return makeError("computation '" + computation.name() + "' takes " +
+                     llvm::Twine(computation.num_parameters()) + " parameters, got " +
+                     llvm::Twine(num_params));
+  if (!computation.root_instruction())
+    return makeError("computation '" + computation.name() + "' has no root");
+  if (++depth_ > options_.max_call_depth) {
+    --depth_;
+    return makeError("computation '" + computation.name() + "': calls nest deeper than " +
+                     llvm::Twine(options_.max_call_depth));
+  }
+  Frame frame;
+  frame.devices = devices;
+  frame.root = computation.root_instruction();
+  llvm::DenseSet<const HloInstruction *> live = LiveInstructions(computation);
+  for (const HloInstruction *inst : live) {
+    Slot &slot = frame.slots[inst];
+    for (const HloInstruction *user : inst->users())
+      if (live.contains(user))
+        ++slot.uses_left;
+    for (const HloInstruction *succ : inst->control_successors())
+      if (live.contains(succ))
+        ++slot.uses_left;
+  }
+  ++frame.slots[frame.root].uses_left; // the caller's use
+  auto cleanup = [&] {
+    for (auto &entry : frame.slots)
+      if (!entry.second.borrowed)
+        Track(-BytesOf(entry.second.values));
+    --depth_;
+  };
+  for (const HloInstruction *inst : computation.MakeInstructionPostOrder()) {
+    if (!live.contains(inst))
+      continue;
+    if (inst->opcode() == HloOpcode::kParameter) {
+      int64_t p = inst->parameter_number();
+      if (p < 0 || p >= num_params) {
+        cleanup();
+        return EvalError(*inst, "parameter number out of range");
+      }
+      Slot &slot = frame.slots[inst];
+      if (owned) {
+        slot.values = std::move((*owned)[p]);
+        Track(BytesOf(slot.values));
+      } else {
+        slot.borrowed = borrowed[p];
+      }
+      if (llvm::Error err = CheckResult(*inst, slot.get(), devices.size())) {
+        cleanup();
+        return err;
+      }
+      continue;
+    }
+    if (llvm::Error err = StepInstruction(*inst, frame)) {
+      cleanup();
+      return err;
+    }
+  }
+  Slot &root = frame.slots[frame.root];
+  DeviceValues result = root.borrowed ? *root.borrowed : std::move(root.values);
+  root.values.clear();
+  if (!root.borrowed)
+    Track(-BytesOf(result));
+  cleanup();
+  return result;
+}
+
+llvm::Error Evaluator::StepInstruction(const HloInstruction &inst, Frame &frame) {
+  if (llvm::Error err = CheckValueLimits(inst))
+    return err;
+  Operands ops;
+  for (int64_t i = 0; i < inst.operand_count(); ++i) {
+    const HloInstruction *op = inst.operand(i);
+    Slot &slot = frame.slots[op];
+    ops.refs_.push_back(&slot.get());
+    // Move the value into its last user when nothing else reads it.
+    bool once = llvm::count(inst.operands(), op) == 1;
+    bool movable = once && !slot.borrowed && slot.uses_left == 1 && op != frame.root;
+    ops.movable_.push_back(movable ? &slot.values : nullptr);
+  }
+  ops.on_move_ = [this](const DeviceValues &moved) { Track(-BytesOf(moved)); };
+  llvm::Expected<DeviceValues> result = Compute(inst, ops, frame.devices);
+  if (!result)
+    return result.takeError();
+  if (llvm::Error err = CheckResult(inst, *result, frame.devices.size()))
+    return err;
+  ++stats_.instructions_evaluated;
+  Slot &slot = frame.slots[&inst];
+  slot.values = std::move(*result);
+  Track(BytesOf(slot.values));
+  if (live_bytes_ > options_.max_live_bytes)
+    return EvalError(inst, "live values exceed the memory limit of " +
+                               llvm::Twine(options_.max_live_bytes) + " bytes");
+  // Release operands (and control predecessors) whose last user this was.
+  llvm::SmallPtrSet<const HloInstruction *, 8> seen;
+  auto release = [&](const HloInstruction *op) {
+    if (!seen.insert(op).second)
+      return;
+    Slot &s = frame.slots[op];
+    if (--s.uses_left == 0 && !s.borrowed) {
+      Track(-BytesOf(s.values));
+      s.values = DeviceValues();
+    }
+  };
+  for (const HloInstruction *op : inst.operands())
+    release(op);
+  for (const HloInstruction *pred : inst.control_predecessors())
+    release(pred);
+  if (slot.uses_left == 0) {
+    Track(-BytesOf(slot.values));
+    slot.values = DeviceValues();
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Evaluator::CheckValueLimits(const HloInstruction &inst) {
+  std::vector<const Shape *> stack = {&inst.shape()};
+  while (!stack.empty()) {
+    const Shape *shape = stack.back();
+    stack.pop_back();
+    if (shape->IsTuple()) {
+      for (const Shape &element : shape->tuple_shapes())
+        stack.push_back(&element);
+      continue;
+    }
+    if (!shape->IsArray())
+      continue;
+    if (!shape->is_static())
+      return UnsupportedError(inst, "dynamic shape " + shape->ToString());
+    std::optional<int64_t> n = shape->ElementsIn();
+    if (!n || *n > options_.max_elements_per_value)
+      return EvalError(inst, "value " + shape->ToString() + " exceeds the limit of " +
+                                 llvm::Twine(options_.max_elements_per_value) + " elements");
+    if (!IsSupportedElementType(shape->element_type()))
+      return UnsupportedError(inst, "element type " + PrimitiveTypeName(shape->element_type()));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error Evaluator::CheckResult(const HloInstruction &inst, const DeviceValues &values,
+                                   size_t expected_count) {
+  if (values.size() != expected_count)
+    return EvalError(inst, "internal error: " + llvm::Twine(values.size()) +
+                               " device values for " + llvm::Twine(expected_count) + " devices");
+  for (const Literal &lit : values)
+    if (!lit.shape().Compatible(inst.shape()))
+      return EvalError(inst, "value of shape " + lit.shape().ToString() +
+                                 " does not match the instruction's shape " +
+                                 inst.shape().ToString());
+  return llvm::Error::success();
+}
+
+llvm::Expected<Literal> Evaluator::Constant(const HloInstruction &inst) {
+  auto it = constants_.find(&inst);
+  if (it == constants_.end()) {
+    llvm::Expected<Literal> parsed = ParseLiteral(inst.shape(), inst.literal_text());
+    if (!parsed)
+      return EvalError(inst, llvm::toString(parsed.takeError()));
+    parsed->Reshape(inst.shape());
+    it = constants_.try_emplace(&inst, std::move(*parsed)).first;
+  }
+  return it->second;
+}
+
+ComputationRunner Evaluator::ScalarRunner(int64_t device) {
+  return [this, device](const HloComputation &computation,
+                        std::vector<Literal> args) -> llvm::Expected<Literal> {
+    std::vector<DeviceValues> params;
+    params.reserve(args.size());
+    for (Literal &arg : args) {
+      DeviceValues v;
+      v.push_back(std::move(arg));
+      params.push_back(std::move(v));
+    }
+    int64_t id = device;
+    llvm::Expected<DeviceValues> out =
+        RunComputation(computation, llvm::ArrayRef<int64_t>(id), std::move(params));
+    if (!out)
+      return out.takeError();
+    return std::move((*out)[0]);
+  };
+}
+
+SpmdContext Evaluator::MakeContext(llvm::ArrayRef<int64_t> devices) {
+  return SpmdContext{layout_, devices, [this](int64_t d) { return ScalarRunner(d); }};
+}
+
+namespace {
+
+template <typename Fn>
+llvm::Expected<DeviceValues> PerDevice(size_t n, Fn &&fn) {
+  DeviceValues out;
+  out.reserve(n);
+  for (size_t k = 0; k < n; ++k) {
+    llvm::Expected<Literal> r = fn(k);
+    if (!r)
+      return r.takeError();
+    out.push_back(std::move(*r));
+  }
+  return out;
+}
+
+std::vector<const Literal *> OperandsAt(const Operands &ops, size_t first, size_t k) {
+  std::vector<const Literal *> out;
+  for (size_t i = first; i < ops.size(); ++i)
+    out.push_back(&ops.At(i, k));
+  return out;
+}
+
+llvm::Error ExpectOperands(const HloInstruction &inst, const Operands &ops, size_t n) {
+  if (ops.size() != n)
+    return EvalError(inst, "expected " + llvm::Twine(n) + " operands, got " +
+                               llvm::Twine(ops.size()));
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<DeviceValues> Evaluator::Compute(const HloInstruction &inst, Operands &ops,
+                                                llvm::ArrayRef<int64_t> devices) {
+  const size_t n = devices.size();
+  switch (inst.opcode()) {
+  case HloOpcode::kWhile:
+    return EvalWhile(inst, ops, devices);
+  case HloOpcode::kConditional:
+    return EvalConditional(inst, ops, devices);
+  case HloOpcode::kCall:
+    return EvalCalled(inst, "to_apply", ops, devices);
+  case HloOpcode::kFusion:
+    return EvalCalled(inst, "calls", ops, devices);
+  case HloOpcode::kAsyncStart:
+    return EvalAsyncStart(inst, ops, devices);
+  case HloOpcode::kAsyncUpdate:
+    if (llvm::Error err = ExpectOperands(inst, ops, 1))
+      return err;
+    return ops.Take(0);
+  case HloOpcode::kAsyncDone:
+  case HloOpcode::kAllGatherDone:
+  case HloOpcode::kAllReduceDone:
+  case HloOpcode::kCollectivePermuteDone:
+    return EvalAsyncDone(inst, ops);
+  case HloOpcode::kAllGatherStart:
+  case HloOpcode::kAllReduceStart:
+  case HloOpcode::kCollectivePermuteStart:
+    return EvalStartOp(inst, ops, devices);
+  case HloOpcode::kAllGather:
+  case HloOpcode::kAllReduce:
+  case HloOpcode::kReduceScatter:
+  case HloOpcode::kCollectivePermute:
+  case HloOpcode::kAllToAll:
+  case HloOpcode::kCollectiveBroadcast:
+    return EvalCollective(inst, inst.shape(), ops, MakeContext(devices));
+  case HloOpcode::kCustomCall: {
+    std::string target = GetCustomCallTarget(inst);
+    if (target == "AwsNeuronCollectiveMatmul")
+      return EvalCollectiveMatmul(inst, ops, MakeContext(devices));
+    return makeError("unsupported custom-call target '" + target + "' in '" + inst.name() +
+                     "'");
+  }
+  case HloOpcode::kReplicaId:
+  case HloOpcode::kPartitionId:
+    return PerDevice(n, [&](size_t k) -> llvm::Expected<Literal> {
+      if (!inst.shape().IsArray() || inst.shape().rank() != 0)
+        return EvalError(inst, "expected a scalar result");
+      Literal out(inst.shape());
+      out.SetFromInt64(0, inst.opcode() == HloOpcode::kReplicaId
+                              ? layout_.replica_id(devices[k])
+                              : layout_.partition_id(devices[k]));
+      return out;
+    });
+  default:
+    return ComputeLocal(inst, ops, devices);
+  }
+}
+
+/// Ops that run on each device independently.
+llvm::Expected<DeviceValues> Evaluator::ComputeLocal(const HloInstruction &inst, Operands &ops,
+                                                     llvm::ArrayRef<int64_t> devices) {
+  const size_t n = devices.size();
+  const HloOpcode opcode = inst.opcode();
+  auto arity = [&](size_t count) { return ExpectOperands(inst, ops, count); };
+  if (IsEvalUnaryOpcode(opcode)) {
+    if (llvm::Error err = arity(1))
+      return err;
+    return PerDevice(n, [&](size_t k) { return EvalUnary(inst, ops.At(0, k)); });
+  }
+  if (IsEvalBinaryOpcode(opcode) || opcode == HloOpcode::kComplex) {
+    if (llvm::Error err = arity(2))
+      return err;
+    return PerDevice(n, [&](size_t k) { return EvalBinary(inst, ops.At(0, k), ops.At(1, k)); });
+  }
+  switch (opcode) {
+  case HloOpcode::kConstant:
+    return PerDevice(n, [&](size_t) { return Constant(inst); });
+  case HloOpcode::kCompare:
+    if (llvm::Error err = arity(2))
+      return err;
+    return PerDevice(n, [&](size_t k) { return EvalCompare(inst, ops.At(0, k), ops.At(1, k)); });
+  case HloOpcode::kSelect:
+    if (llvm::Error err = arity(3))
+      return err;
+    return PerDevice(n, [&](size_t k) {
+      return EvalSelect(inst, ops.At(0, k), ops.At(1, k), ops.At(2, k));
+    });
+  case HloOpcode::kClamp:
+    if (llvm::Error err = arity(3))
+      return err;
+    return PerDevice(n, [&](size_t k) {
+      return EvalClamp(inst, ops.At(0, k), ops.At(1, k), ops.At(2, k));
+    });
+  case HloOpcode::kConvert:
+    if (llvm::Error err = arity(1))
+      return err;
+    return PerDevice(n, [&](size_t k) { return ConvertLiteral(inst, ops.At(0, k), inst.shape()); });
+  case HloOpcode::kBitcastConvert:
+    if (llvm::Error err = arity(1))
+      return err;
+    return PerDevice(n, [&](size_t k) { return EvalBitcastConvert(inst, ops.At(0, k)); });
+  case HloOpcode::kReducePrecision:
+    if (llvm::Error err = arity(1))
+      return err;
+    return PerDevice(n, [&](size_t k) { return EvalReducePrecision(inst, ops.At(0, k)); });
+  case HloOpcode::kTuple: {
+    std::vector<DeviceValues> elements;
+    for (size_t i = 0; i < ops.size(); ++i)
+      elements.push_back(ops.Take(i));
+    return PerDevice(n, [&](size_t k) -> llvm::Expected<Literal> {
+      std::vector<Literal> parts;
+      for (DeviceValues &element : elements)
+        parts.push_back(std::move(element[k]));
+      Literal tuple = Literal::MakeTuple(std::move(parts));
+      tuple.Reshape(inst.shape());
+      return tuple;
+    });
+  }
+  case HloOpcode::kGetTupleElement: {
+    if (llvm::Error err = arity(1))
+      return err;
+    llvm::Expected<int64_t> index = GetTupleIndex(inst);
+    if (!index)
+      return index.takeError();
+    DeviceValues tuples = ops.Take(0);
+    return PerDevice(n, [&](size_t k) -> llvm::Expected<Literal> {
+      std::vector<Literal> &elements = tuples[k].mutable_tuple_elements();
+      if (!tuples[k].IsTuple() || *index < 0 || *index >= static_cast<int64_t>(elements.size()))
+        return EvalError(inst, "tuple index out of range");
+      return std::move(elements[*index]);
+    });
+  }
+  case HloOpcode::kReshape:
+  case HloOpcode::kBitcast:
+  case HloOpcode::kCopy:
+  case HloOpcode::kOptimizationBarrier:
+  case HloOpcode::kAddDependency:
+  case HloOpcode::kDomain: {
+    if (opcode == HloOpcode::kAddDependency ? ops.size() != 2 : ops.size() != 1)
+      return EvalError(inst, "wrong number of operands");
+    DeviceValues values = ops.Take(0);
+    const Shape &operand_shape = inst.operand(0)->shape();
+    return PerDevice(n, [&](size_t k) -> llvm::Expected<Literal> {
+      if (opcode == HloOpcode::kReshape)
+        return EvalReshape(inst, std::move(values[k]));
+      if (opcode == HloOpcode::kBitcast) {
+        values[k].Reshape(operand_shape); // the operand's layout decides
+        return EvalBitcast(inst, std::move(values[k]));
+      }
+      values[k].Reshape(inst.shape());
+      return std::move(values[k]);
+    });
+  }
+  case HloOpcode::kAfterAll:
+    return PerDevice(n, [&](size_t) { return Literal(Shape::MakeToken()); });
+  case HloOpcode::kTranspose:
+    if (llvm::Error err = arity(1))
+      return err;
+    return PerDevice(n, [&](size_t k) { return EvalTranspose(inst, ops.At(0, k)); });
+  case HloOpcode::kBroadcast:
+    if (llvm::Error err = arity(1))
+      return err;
+    return PerDevice(n, [&](size_t k) { return EvalBroadcast(inst, ops.At(0, k)); });
+  case HloOpcode::kSlice:
+    if (llvm::Error err = arity(1))
+      return err;
+    return PerDevice(n, [&](size_t k) { return EvalSlice(inst, ops.At(0, k)); });
+  case HloOpcode::kDynamicSlice:
+    if (ops.size() < 2)
+      return EvalError(inst, "dynamic-slice needs start indices");
+    return PerDevice(n, [&](size_t k) { return EvalDynamicSlice(inst, OperandsAt(ops, 0, k)); });
+  case HloOpcode::kDynamicUpdateSlice: {
+    if (ops.size() < 3)
+      return EvalError(inst, "dynamic-update-slice needs an update and start indices");
+    DeviceValues operand = ops.Take(0);
+    return PerDevice(n, [&](size_t k) {
+      return EvalDynamicUpdateSlice(inst, std::move(operand[k]), OperandsAt(ops, 1, k));
+    });
+  }
+  case HloOpcode::kConcatenate:
+    if (ops.size() < 1)
+      return EvalError(inst, "concatenate needs operands");
+    return PerDevice(n, [&](size_t k) { return EvalConcatenate(inst, OperandsAt(ops, 0, k)); });
+  case HloOpcode::kPad:
+    if (llvm::Error err = arity(2))
+      return err;
+    return PerDevice(n, [&](size_t k) { return EvalPad(inst, ops.At(0, k), ops.At(1, k)); });
+  case HloOpcode::kReverse:
+    if (llvm::Error err = arity(1))
+      return err;
+    return PerDevice(n, [&](size_t k) { return EvalReverse(inst, ops.At(0, k)); });
+  case HloOpcode::kIota:
+    return PerDevice(n, [&](size_t) { return EvalIota(inst); });
+  case HloOpcode::kDot:
+    if (llvm::Error err = arity(2))
+      return err;
+    return PerDevice(n, [&](size_t k) { return EvalDot(inst, ops.At(0, k), ops.At(1, k)); });
+  case HloOpcode::kReduce: {
+    llvm::ArrayRef<HloComputation *> to_apply = inst.CalledComputations("to_apply");
+    if (to_apply.size() != 1)
+      return EvalError(inst, "reduce needs one to_apply computation");
+    return PerDevice(n, [&](size_t k) {
+      Combiner combiner(*to_apply[0], ScalarRunner(devices[k]));
+      return EvalReduce(inst, OperandsAt(ops, 0, k), combiner);
+    });
+  }
+  default:
+    return UnsupportedError(inst, "op '" + inst.OpcodeText() + "'");
+  }
+}
+
+llvm::Expected<std::vector<Literal>>
+RunSpmd(const HloModule &module, const std::vector<std::vector<Literal>> &args,
+        const EvalOptions &options, EvalStats *stats) {
+  Evaluator evaluator(module, options);
+  llvm::Expected<std::vector<Literal>> result = evaluator.RunEntry(args);
+  if (stats)
+    *stats = evaluator.stats();
+  return result;
+}
+
+llvm::Expected<std::vector<Literal>>
+RunSpmd(const HloModule &module, const std::vector<std::vector<Literal>> &args) {
+  return RunSpmd(module, args, EvalOptions(), nullptr);
+}
+
+} // namespace loom::hlo

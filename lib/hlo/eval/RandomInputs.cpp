@@ -1,0 +1,64 @@
+//===- RandomInputs.cpp - Seeded parameter values for every device -------===//
+
+#include "loom/hlo/eval/RandomInputs.h"
+
+#include "loom/hlo/eval/HloEvaluator.h"
+
+namespace loom::hlo {
+namespace {
+
+// One stream per (seed, device, param): each part goes through the mixer so
+// nearby triples give unrelated streams.
+uint64_t StreamSeed(uint64_t seed, int64_t device, int64_t param) {
+  SplitMix64 mix(seed);
+  uint64_t s = mix.Next();
+  s = SplitMix64(s ^ static_cast<uint64_t>(device)).Next();
+  return SplitMix64(s ^ (static_cast<uint64_t>(param) << 32)).Next();
+}
+
+void FillArray(Literal &literal, SplitMix64 &rng) {
+  PrimitiveType type = literal.element_type();
+  for (int64_t i = 0; i < literal.element_count(); ++i) {
+    if (type == PrimitiveType::PRED)
+      literal.SetFromBool(i, rng.Next() >> 63);
+    else if (IsComplexType(type))
+      literal.SetFromComplex(i, {rng.NextSymmetric(), rng.NextSymmetric()});
+    else if (IsFloatingPointType(type))
+      literal.SetFromDouble(i, rng.NextSymmetric());
+    else if (IsSignedIntegralType(type))
+      literal.SetFromInt64(i, static_cast<int64_t>(rng.Next() >> 60) - 8);
+    else
+      literal.SetFromInt64(i, static_cast<int64_t>(rng.Next() >> 60));
+  }
+}
+
+void Fill(Literal &literal, SplitMix64 &rng) {
+  if (literal.IsTuple()) {
+    for (Literal &element : literal.mutable_tuple_elements())
+      Fill(element, rng);
+    return;
+  }
+  if (!literal.IsToken())
+    FillArray(literal, rng);
+}
+
+} // namespace
+
+Literal MakeRandomLiteral(const Shape &shape, uint64_t seed, int64_t device, int64_t param) {
+  Literal literal(shape);
+  SplitMix64 rng(StreamSeed(seed, device, param));
+  Fill(literal, rng);
+  return literal;
+}
+
+std::vector<std::vector<Literal>> MakeRandomArguments(const HloModule &module, uint64_t seed) {
+  int64_t devices = SpmdLayout::FromModule(module).num_devices();
+  const HloComputation *entry = module.entry_computation();
+  std::vector<std::vector<Literal>> args(static_cast<size_t>(devices));
+  for (int64_t d = 0; d < devices; ++d)
+    for (int64_t p = 0; entry && p < entry->num_parameters(); ++p)
+      args[d].push_back(MakeRandomLiteral(entry->parameter_instruction(p)->shape(), seed, d, p));
+  return args;
+}
+
+} // namespace loom::hlo

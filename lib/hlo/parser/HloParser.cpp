@@ -1,0 +1,1388 @@
+//===- HloParser.cpp - Recursive-descent parser for XLA's HLO text --------===//
+//
+// One pass over the buffer with a cursor: hand-written token readers and
+// recursive descent, no regex and no token objects. Names, attribute values
+// and literals are StringRefs into the input until they are stored in the IR,
+// so the only allocations are the IR's own.
+//
+// Everything the IR keeps verbatim (attribute values, literals, layout
+// attributes, header attributes) is delimited by a balanced scan over (), []
+// and {} that skips quoted strings; nothing inside is interpreted.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/hlo/parser/HloParser.h"
+
+#include "loom/hlo/ir/HloComputation.h"
+#include "loom/hlo/ir/HloInstruction.h"
+#include "loom/support/Error.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/ErrorHandling.h"
+
+#include <array>
+#include <cstring>
+#include <vector>
+
+namespace loom::hlo {
+namespace {
+
+using Attribute = HloInstruction::Attribute;
+using AttributeKind = HloInstruction::AttributeKind;
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || IsDigit(c); }
+bool IsAlnum(char c) {
+  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c);
+}
+bool IsNameChar(char c) { return IsAlnum(c) || c == '_' || c == '.' || c == '-'; }
+bool IsAttributeNameChar(char c) { return IsAlnum(c) || c == '_' || c == '-'; }
+bool IsHorizontalSpace(char c) { return c == ' ' || c == '\t'; }
+bool IsSpace(char c) {
+  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+}
+
+char CloserOf(char open) { return open == '(' ? ')' : open == '[' ? ']' : '}'; }
+
+/// Attributes whose values name other IR objects and so are kept as pointers.
+enum class ReferenceKind { kNone, kComputation, kComputationList, kControlPredecessors };
+
+ReferenceKind ClassifyAttribute(llvm::StringRef name) {
+  if (name == "to_apply" || name == "calls" || name == "condition" || name == "body" ||
+      name == "select" || name == "scatter" || name == "true_computation" ||
+      name == "false_computation")
+    return ReferenceKind::kComputation;
+  if (name == "branch_computations" || name == "called_computations")
+    return ReferenceKind::kComputationList;
+  if (name == "control-predecessors")
+    return ReferenceKind::kControlPredecessors;
+  return ReferenceKind::kNone;
+}
+
+/// Stop conditions of a balanced scan, checked only outside all brackets.
+enum StopAt : unsigned {
+  kStopAtCloser = 0,
+  kStopAtComma = 1,
+  kStopAtNewline = 2,
+  kStopAtComment = 4,
+};
+
+/// `{1, 2,3}` into integers; false on anything else.
+bool ParseIntListText(llvm::StringRef text, llvm::SmallVectorImpl<int64_t> &out) {
+  text = text.trim();
+  if (!text.consume_front("{") || !text.consume_back("}"))
+    return false;
+  text = text.trim();
+  while (!text.empty()) {
+    llvm::StringRef item;
+    std::tie(item, text) = text.split(',');
+    int64_t value;
+    if (item.trim().getAsInteger(10, value))
+      return false;
+    out.push_back(value);
+    text = text.trim();
+  }
+  return true;
+}
+
+/// Names are looked up once per operand; FNV-1a inlined here is cheaper
+/// than the out-of-line general-purpose hash DenseMap uses for StringRef.
+struct NameInfo {
+  static llvm::StringRef getEmptyKey() { return llvm::DenseMapInfo<llvm::StringRef>::getEmptyKey(); }
+  static llvm::StringRef getTombstoneKey() {
+    return llvm::DenseMapInfo<llvm::StringRef>::getTombstoneKey();
+  }
+  static unsigned getHashValue(llvm::StringRef name) {
+    uint32_t hash = 2166136261u;
+    for (char c : name)
+      hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
+    return hash;
+  }
+  static bool isEqual(llvm::StringRef a, llvm::StringRef b) {
+    return llvm::DenseMapInfo<llvm::StringRef>::isEqual(a, b);
+  }
+};
+template <typename T> using NameMap = llvm::DenseMap<llvm::StringRef, T, NameInfo>;
+
+/// Opcode and element type lookups run for every instruction and every
+/// shape; a hash table built once beats the IR's chains of compares.
+std::optional<HloOpcode> LookupOpcode(llvm::StringRef text) {
+  static const llvm::StringMap<HloOpcode> table = [] {
+    llvm::StringMap<HloOpcode> t;
+#define LOOM_X(E, S) t[S] = HloOpcode::E;
+    LOOM_HLO_OPCODE_LIST(LOOM_X)
+#undef LOOM_X
+    return t;
+  }();
+  auto it = table.find(text);
+  if (it != table.end())
+    return it->second;
+  return StringToHloOpcode(text); // old spellings
+}
+
+std::optional<PrimitiveType> LookupPrimitiveType(llvm::StringRef text) {
+  static const llvm::StringMap<PrimitiveType> table = [] {
+    llvm::StringMap<PrimitiveType> t;
+#define LOOM_X(E, S, B) t[S] = PrimitiveType::E;
+    LOOM_PRIMITIVE_TYPE_LIST(LOOM_X)
+#undef LOOM_X
+    return t;
+  }();
+  auto it = table.find(text);
+  if (it == table.end())
+    return std::nullopt;
+  return it->second;
+}
+
+const std::string *FindTextAttribute(llvm::ArrayRef<Attribute> attrs, llvm::StringRef name) {
+  for (const Attribute &a : attrs)
+    if (a.kind == AttributeKind::kText && a.name == name)
+      return &a.value;
+  return nullptr;
+}
+
+class Parser {
+public:
+  Parser(llvm::StringRef text, llvm::StringRef file_name)
+      : buffer_(text), file_name_(file_name), cur_(text.begin()), end_(text.end()) {}
+
+  llvm::Expected<std::unique_ptr<HloModule>> ParseModule();
+  llvm::Expected<Shape> ParseShapeText();
+
+private:
+  /// Names visible to the operands of one computation's instructions.
+  struct Scope {
+    HloComputation *computation = nullptr;
+    NameMap<HloInstruction *> instructions;
+    HloInstruction *root = nullptr;
+    HloInstruction *last = nullptr;
+  };
+  /// A computation named by an attribute, resolved once all are read:
+  /// computations may be used before they are defined.
+  struct PendingReference {
+    HloInstruction *instruction;
+    size_t attribute;
+    size_t slot;
+    llvm::StringRef name;
+    const char *at;
+  };
+  /// A computation written inline (`calls={ ... }`), named at the end so
+  /// the name cannot clash with one defined later in the text.
+  struct InlineComputation {
+    HloComputation *computation;
+    llvm::StringRef instruction;
+    llvm::StringRef attribute;
+  };
+
+  // ---- Errors -------------------------------------------------------------
+  bool Fail(const char *at, const llvm::Twine &message) {
+    if (!failed_) {
+      failed_ = true;
+      error_ = message.str();
+      error_at_ = at;
+    }
+    return false;
+  }
+  llvm::Error TakeError() const {
+    return makeLocatedError(locate(file_name_, buffer_, error_at_ - buffer_.begin()), error_);
+  }
+  /// `instruction 'x': ` while an instruction is being read.
+  std::string Context() const {
+    if (current_instruction_.empty())
+      return "";
+    return ("instruction '" + current_instruction_ + "': ").str();
+  }
+
+  // ---- Tokens -------------------------------------------------------------
+  /// Whitespace and comments. Called between almost every two tokens, so
+  /// the common case (already at a token) stays inline.
+  void SkipTrivia() {
+    if (cur_ < end_ && !IsSpace(*cur_) && *cur_ != '/')
+      return;
+    SkipTriviaSlow();
+  }
+  void SkipTriviaSlow();
+  void SkipHorizontalSpace() {
+    while (cur_ < end_ && IsHorizontalSpace(*cur_))
+      ++cur_;
+  }
+  bool Peek(char c) const { return cur_ < end_ && *cur_ == c; }
+  bool Expect(char c, const llvm::Twine &what) {
+    if (Peek(c)) {
+      ++cur_;
+      return true;
+    }
+    return Fail(cur_, "expected " + what);
+  }
+  bool ConsumeKeyword(llvm::StringRef keyword);
+  bool LexName(llvm::StringRef &name);
+  llvm::StringRef LexWhile(bool (*pred)(char)) {
+    const char *begin = cur_;
+    while (cur_ < end_ && pred(*cur_))
+      ++cur_;
+    return llvm::StringRef(begin, cur_ - begin);
+  }
+  bool LexNonNegativeInt(int64_t &value, const char *what);
+  bool SkipString();
+  bool ScanBalanced(unsigned stops);
+  bool ScanAttributeValue(llvm::StringRef attribute, llvm::StringRef &value);
+
+  // ---- Shapes -------------------------------------------------------------
+  bool AtShape() const;
+  bool AtBufferShape() const;
+  bool ParseBufferShape(Shape *out, const Shape *expect, int depth);
+  bool ParseShapeAt(Shape *out, const Shape *expect, int depth);
+  bool ParseTupleShape(Shape *out, const Shape *expect, int depth);
+  bool ParseArrayShape(Shape *out, const Shape *expect);
+  bool ParseLayout(Layout *out);
+  bool ShapeTextMatches(const char *begin, const char *end, const Shape &shape);
+
+  // ---- Module structure ---------------------------------------------------
+  bool ParseHeader();
+  bool ParseStackFrameIndex();
+  bool ParseComputation();
+  bool ParseSignature();
+  bool ParseInstructions(HloComputation &computation, const char *open, int depth);
+  bool ParseInstruction(Scope &scope, int depth);
+  bool ParseOpcode(HloOpcode &opcode, std::optional<HloOpcode> &wrapped);
+  bool ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
+                            HloInstruction *&result);
+  bool ParseOperands(Scope &scope, int depth, llvm::SmallVectorImpl<HloInstruction *> &operands);
+  bool ParseAttributes(Scope &scope, llvm::StringRef instruction, int depth,
+                       std::vector<Attribute> &attributes,
+                       llvm::SmallVectorImpl<HloInstruction *> &control_predecessors);
+  bool ParseComputationReference(llvm::StringRef instruction, llvm::StringRef attribute,
+                                 int depth, std::vector<Attribute> &attributes);
+  bool ParseControlPredecessors(Scope &scope, llvm::SmallVectorImpl<HloInstruction *> &preds);
+  bool LooksLikeInlineComputation();
+  bool InferShape(HloOpcode opcode, llvm::ArrayRef<HloInstruction *> operands,
+                  llvm::ArrayRef<Attribute> attributes, const char *at, Shape &shape);
+  void UniquifyInstructionNames();
+  bool Finish();
+
+  llvm::StringRef buffer_;
+  llvm::StringRef file_name_;
+  const char *cur_;
+  const char *end_;
+
+  bool failed_ = false;
+  std::string error_;
+  const char *error_at_ = nullptr;
+  llvm::StringRef current_instruction_;
+  bool shape_mismatch_ = false;
+
+  std::unique_ptr<HloModule> module_;
+  NameMap<HloComputation *> computations_by_name_;
+  HloComputation *entry_ = nullptr;
+  HloComputation *last_top_level_ = nullptr;
+  std::vector<PendingReference> pending_;
+  std::vector<InlineComputation> inline_;
+  /// Operands written as instructions in place; named at the end.
+  std::vector<HloInstruction *> unnamed_;
+  /// Every computation with the offset of its '{', to visit them in text
+  /// order whatever order they were added to the module in.
+  std::vector<std::pair<const char *, HloComputation *>> by_position_;
+};
+
+// ---- Tokens -----------------------------------------------------------------
+
+void Parser::SkipTriviaSlow() {
+  while (cur_ < end_) {
+    char c = *cur_;
+    if (IsSpace(c)) {
+      ++cur_;
+      continue;
+    }
+    if (c != '/' || cur_ + 1 >= end_)
+      return;
+    if (cur_[1] == '/') {
+      const void *eol = std::memchr(cur_, '\n', end_ - cur_);
+      cur_ = eol ? static_cast<const char *>(eol) : end_;
+      continue;
+    }
+    if (cur_[1] != '*')
+      return;
+    llvm::StringRef rest(cur_ + 2, end_ - cur_ - 2);
+    size_t close = rest.find("*/");
+    if (close == llvm::StringRef::npos) {
+      Fail(cur_, "unterminated '/*' comment");
+      cur_ = end_;
+      return;
+    }
+    cur_ = rest.begin() + close + 2;
+  }
+}
+
+bool Parser::ConsumeKeyword(llvm::StringRef keyword) {
+  size_t n = keyword.size();
+  if (static_cast<size_t>(end_ - cur_) < n || std::memcmp(cur_, keyword.data(), n) != 0)
+    return false;
+  if (cur_ + n < end_ && IsNameChar(cur_[n]))
+    return false;
+  cur_ += n;
+  return true;
+}
+
+bool Parser::LexName(llvm::StringRef &name) {
+  const char *p = cur_;
+  if (p < end_ && *p == '%')
+    ++p;
+  const char *begin = p;
+  while (p < end_ && IsNameChar(*p))
+    ++p;
+  if (p == begin)
+    return false;
+  name = llvm::StringRef(begin, p - begin);
+  cur_ = p;
+  return true;
+}
+
+bool Parser::LexNonNegativeInt(int64_t &value, const char *what) {
+  const char *at = cur_;
+  if (cur_ == end_ || !IsDigit(*cur_))
+    return Fail(at, Context() + "expected " + what);
+  // Up to 18 digits cannot overflow; only longer numbers pay for checks.
+  int64_t v = 0;
+  const char *fast_end = end_ - cur_ > 18 ? cur_ + 18 : end_;
+  for (; cur_ < fast_end && IsDigit(*cur_); ++cur_)
+    v = v * 10 + (*cur_ - '0');
+  for (; cur_ < end_ && IsDigit(*cur_); ++cur_)
+    if (__builtin_mul_overflow(v, 10, &v) || __builtin_add_overflow(v, *cur_ - '0', &v))
+      return Fail(at, Context() + what + " does not fit in 64 bits");
+  value = v;
+  return true;
+}
+
+bool Parser::SkipString() {
+  const char *open = cur_;
+  ++cur_;
+  while (cur_ < end_) {
+    char c = *cur_;
+    if (c != '\\' && c != '"') {
+      ++cur_;
+      continue;
+    }
+    if (c == '\\') {
+      cur_ += (end_ - cur_ >= 2) ? 2 : 1;
+      continue;
+    }
+    ++cur_;
+    if (c == '"')
+      return true;
+  }
+  return Fail(open, "unterminated string");
+}
+
+// Moves over balanced brackets and strings. Stops before a closer that no
+// bracket of the scan opened (the caller's), at the end of input, or - only
+// outside all brackets - at whatever `stops` selects. Iterative with an
+// explicit stack, so deep input costs memory bounded by kMaxNestingDepth.
+bool Parser::ScanBalanced(unsigned stops) {
+  // Most of a value is ordinary text; skip it without the checks below.
+  static const auto special = [] {
+    std::array<bool, 256> table{};
+    for (unsigned char c : llvm::StringRef("\"()[]{},\n\r/"))
+      table[c] = true;
+    return table;
+  }();
+  llvm::SmallVector<const char *, 16> open;
+  while (cur_ < end_) {
+    while (cur_ < end_ && !special[static_cast<unsigned char>(*cur_)])
+      ++cur_;
+    if (cur_ == end_)
+      break;
+    char c = *cur_;
+    if (open.empty()) {
+      if ((stops & kStopAtComma) && c == ',')
+        return true;
+      if ((stops & kStopAtNewline) && (c == '\n' || c == '\r'))
+        return true;
+      if ((stops & kStopAtComment) && c == '/' && cur_ + 1 < end_ &&
+          (cur_[1] == '/' || cur_[1] == '*'))
+        return true;
+    }
+    switch (c) {
+    case '"':
+      if (!SkipString())
+        return false;
+      continue;
+    case '(':
+    case '[':
+    case '{':
+      if (open.size() >= static_cast<size_t>(kMaxNestingDepth))
+        return Fail(cur_, "brackets nested deeper than " + llvm::Twine(kMaxNestingDepth) +
+                              " levels");
+      open.push_back(cur_++);
+      continue;
+    case ')':
+    case ']':
+    case '}': {
+      if (open.empty())
+        return true;
+      char want = CloserOf(*open.back());
+      if (c != want)
+        return Fail(cur_, llvm::Twine("expected '") + llvm::Twine(want) + "' to match '" +
+                              llvm::Twine(*open.back()) + "' but found '" + llvm::Twine(c) +
+                              "'");
+      open.pop_back();
+      ++cur_;
+      continue;
+    }
+    default:
+      ++cur_;
+    }
+  }
+  if (!open.empty())
+    return Fail(open.back(), llvm::Twine("unterminated '") + llvm::Twine(*open.back()) + "'");
+  return true;
+}
+
+bool Parser::ScanAttributeValue(llvm::StringRef attribute, llvm::StringRef &value) {
+  // Multi-line dumps may break the line right after the '='.
+  SkipTrivia();
+  const char *begin = cur_;
+  if (!ScanBalanced(kStopAtComma | kStopAtNewline | kStopAtComment))
+    return false;
+  value = llvm::StringRef(begin, cur_ - begin).rtrim();
+  if (value.empty())
+    return Fail(begin, Context() + "expected a value for attribute '" + attribute + "'");
+  return true;
+}
+
+// ---- Shapes -----------------------------------------------------------------
+
+bool Parser::AtShape() const {
+  if (cur_ == end_)
+    return false;
+  if (*cur_ == '(')
+    return true;
+  const char *p = cur_;
+  while (p < end_ && IsLowerAlnum(*p))
+    ++p;
+  if (p == cur_ || p == end_)
+    return false;
+  return *p == '[' || (*p == '(' && p - cur_ == 1 && *cur_ == 'b');
+}
+
+bool Parser::AtBufferShape() const {
+  return end_ - cur_ >= 2 && cur_[0] == 'b' && cur_[1] == '(';
+}
+
+// Reads a shape into `out` (null: check the syntax only). When `expect` is
+// given, what is read is compared with it, layouts ignored, and a difference
+// sets shape_mismatch_; nothing is allocated then.
+bool Parser::ParseShapeAt(Shape *out, const Shape *expect, int depth) {
+  if (depth >= kMaxNestingDepth)
+    return Fail(cur_, Context() + "shape nested deeper than " + llvm::Twine(kMaxNestingDepth) +
+                          " levels");
+  if (Peek('('))
+    return ParseTupleShape(out, expect, depth);
+  if (AtBufferShape())
+    return ParseBufferShape(out, expect, depth);
+  return ParseArrayShape(out, expect);
+}
+
+// `b(s32[2,8]{1,0})`.
+bool Parser::ParseBufferShape(Shape *out, const Shape *expect, int depth) {
+  cur_ += 2;
+  if (expect && !expect->IsBuffer()) {
+    shape_mismatch_ = true;
+    expect = nullptr;
+  }
+  SkipTrivia();
+  const char *at = cur_;
+  Shape array;
+  if (!ParseShapeAt(out ? &array : nullptr, expect ? &expect->buffer_shape() : nullptr,
+                    depth + 1))
+    return false;
+  if (out && !array.IsArray())
+    return Fail(at, Context() + "a buffer shape holds an array");
+  SkipTrivia();
+  if (!Expect(')', "')' to close the buffer shape"))
+    return false;
+  if (out)
+    *out = Shape::MakeBuffer(std::move(array));
+  return true;
+}
+
+bool Parser::ParseTupleShape(Shape *out, const Shape *expect, int depth) {
+  ++cur_;
+  if (out)
+    *out = Shape::MakeTuple({});
+  if (expect && !expect->IsTuple()) {
+    shape_mismatch_ = true;
+    expect = nullptr;
+  }
+  int64_t count = 0;
+  SkipTrivia();
+  if (Peek(')')) {
+    ++cur_;
+  } else {
+    while (true) {
+      SkipTrivia();
+      Shape *element = nullptr;
+      if (out) {
+        out->mutable_tuple_shapes().emplace_back();
+        element = &out->mutable_tuple_shapes().back();
+      }
+      const Shape *element_expect = nullptr;
+      if (expect) {
+        if (count < expect->tuple_shapes_size())
+          element_expect = &expect->tuple_shapes(count);
+        else
+          shape_mismatch_ = true;
+      }
+      if (!ParseShapeAt(element, element_expect, depth + 1))
+        return false;
+      ++count;
+      SkipTrivia();
+      if (Peek(',')) {
+        ++cur_;
+        continue;
+      }
+      if (!Expect(')', "',' or ')' in a tuple shape"))
+        return false;
+      break;
+    }
+  }
+  if (expect && count != expect->tuple_shapes_size())
+    shape_mismatch_ = true;
+  return true;
+}
+
+bool Parser::ParseArrayShape(Shape *out, const Shape *expect) {
+  const char *at = cur_;
+  llvm::StringRef type_name = LexWhile(IsLowerAlnum);
+  if (type_name.empty())
+    return Fail(at, Context() + "expected a shape");
+  std::optional<PrimitiveType> type = LookupPrimitiveType(type_name);
+  if (!type || *type == PrimitiveType::TUPLE || *type == PrimitiveType::BUFFER)
+    return Fail(at, Context() + "unknown element type '" + type_name + "'");
+  if (!Expect('[', "'[' after the element type"))
+    return false;
+  bool is_array = *type != PrimitiveType::TOKEN && *type != PrimitiveType::OPAQUE_TYPE;
+  if (expect && (expect->element_type() != *type || expect->IsTuple()))
+    shape_mismatch_ = true;
+  bool compare = expect && !shape_mismatch_ && expect->element_type() == *type;
+
+  llvm::SmallVector<int64_t, 8> dims;
+  llvm::SmallVector<bool, 8> dynamic;
+  int64_t rank = 0;
+  int64_t elements = 1;
+  bool overflow = false;
+  SkipTrivia();
+  if (Peek(']')) {
+    ++cur_;
+  } else {
+    while (true) {
+      SkipTrivia();
+      int64_t size;
+      bool is_dynamic = false;
+      if (Peek('?')) {
+        ++cur_;
+        size = Shape::kUnboundedSize;
+        is_dynamic = true;
+      } else {
+        if (Peek('<') && cur_ + 1 < end_ && cur_[1] == '=') {
+          cur_ += 2;
+          is_dynamic = true;
+          SkipTrivia();
+        }
+        if (!LexNonNegativeInt(size, "a dimension size"))
+          return false;
+        if (__builtin_mul_overflow(elements, size, &elements))
+          overflow = true;
+      }
+      if (out) {
+        dims.push_back(size);
+        dynamic.push_back(is_dynamic);
+      }
+      // Dynamic markers are not compared: XLA's own tests write `<=5` on
+      // operands whose definition is static.
+      if (compare && (rank >= expect->rank() || expect->dimensions(rank) != size))
+        shape_mismatch_ = true;
+      ++rank;
+      SkipTrivia();
+      if (Peek(',')) {
+        ++cur_;
+        continue;
+      }
+      if (!Expect(']', "',' or ']' in the dimensions"))
+        return false;
+      break;
+    }
+  }
+  if (compare && rank != expect->rank())
+    shape_mismatch_ = true;
+  if (overflow)
+    return Fail(at, Context() + "the dimensions of '" + llvm::StringRef(at, cur_ - at) +
+                        "' multiply past the 64-bit element count limit");
+  if (!is_array && rank != 0)
+    return Fail(at, Context() + "'" + type_name + "' shapes have no dimensions");
+  if (out) {
+    *out = Shape(*type, dims);
+    for (size_t i = 0; i < dynamic.size(); ++i)
+      if (dynamic[i])
+        out->set_dynamic_dimension(i, true);
+  }
+  // Only a brace touching ']' is a layout: in `-> f32[2] {` it opens the
+  // computation body.
+  if (!is_array || !Peek('{'))
+    return true;
+  if (!out)
+    return ParseLayout(nullptr);
+  Layout layout;
+  if (!ParseLayout(&layout))
+    return false;
+  out->set_layout(std::move(layout));
+  return true;
+}
+
+bool Parser::ParseLayout(Layout *out) {
+  ++cur_;
+  SkipTrivia();
+  while (!Peek('}') && !Peek(':')) {
+    int64_t dim;
+    if (!LexNonNegativeInt(dim, "a layout dimension"))
+      return false;
+    if (out)
+      out->minor_to_major.push_back(dim);
+    SkipTrivia();
+    if (!Peek(','))
+      break;
+    ++cur_;
+    SkipTrivia();
+  }
+  if (Peek(':')) {
+    const char *begin = ++cur_;
+    if (!ScanBalanced(kStopAtCloser))
+      return false;
+    if (out)
+      out->attributes = std::string(begin, cur_);
+  }
+  return Expect('}', "'}' to close the layout");
+}
+
+bool Parser::ShapeTextMatches(const char *begin, const char *end, const Shape &shape) {
+  const char *saved_cur = cur_, *saved_end = end_;
+  cur_ = begin;
+  end_ = end;
+  shape_mismatch_ = false;
+  bool ok = ParseShapeAt(nullptr, &shape, 0);
+  cur_ = saved_cur;
+  end_ = saved_end;
+  return ok && !shape_mismatch_;
+}
+
+// ---- Module structure ---------------------------------------------------------
+
+bool Parser::ParseHeader() {
+  SkipTrivia();
+  if (!ConsumeKeyword("HloModule"))
+    return Fail(cur_, "expected 'HloModule'");
+  SkipTrivia();
+  llvm::StringRef name;
+  if (!LexName(name))
+    return Fail(cur_, "expected the module name");
+  // Old dumps wrote `HloModule name:`.
+  if (Peek(':'))
+    ++cur_;
+  module_ = std::make_unique<HloModule>(name.str());
+  while (true) {
+    SkipTrivia();
+    if (failed_)
+      return false;
+    if (!Peek(','))
+      return true;
+    ++cur_;
+    SkipTrivia();
+    const char *at = cur_;
+    llvm::StringRef attribute = LexWhile(IsAttributeNameChar);
+    if (attribute.empty())
+      return Fail(at, "expected a module attribute name");
+    if (!Expect('=', "'=' after module attribute '" + attribute + "'"))
+      return false;
+    llvm::StringRef value;
+    if (!ScanAttributeValue(attribute, value))
+      return false;
+    module_->mutable_header_attributes().push_back({attribute.str(), value.str()});
+  }
+}
+
+static bool IsStackFrameKeyword(llvm::StringRef word) {
+  return word == "FileNames" || word == "FunctionNames" || word == "FileLocations" ||
+         word == "StackFrames";
+}
+
+// The tables are lines of a keyword or of `<id> <entry>`; they are kept
+// verbatim up to the first line that is neither.
+bool Parser::ParseStackFrameIndex() {
+  SkipTrivia();
+  const char *begin = cur_;
+  const char *last_end = cur_;
+  while (cur_ < end_) {
+    while (cur_ < end_ && IsSpace(*cur_))
+      ++cur_;
+    const char *line = cur_;
+    bool is_table_line = cur_ < end_ && IsDigit(*cur_);
+    if (!is_table_line) {
+      llvm::StringRef word = LexWhile(IsAlnum);
+      SkipHorizontalSpace();
+      is_table_line = IsStackFrameKeyword(word) && (cur_ == end_ || *cur_ == '\n' || *cur_ == '\r');
+    }
+    if (!is_table_line) {
+      cur_ = line;
+      break;
+    }
+    const void *eol = std::memchr(cur_, '\n', end_ - cur_);
+    cur_ = eol ? static_cast<const char *>(eol) : end_;
+    last_end = cur_;
+  }
+  if (last_end != begin)
+    module_->set_stack_frame_index(llvm::StringRef(begin, last_end - begin).rtrim().str());
+  cur_ = last_end;
+  return true;
+}
+
+bool Parser::ParseSignature() {
+  ++cur_;
+  SkipTrivia();
+  if (Peek(')')) {
+    ++cur_;
+  } else {
+    while (true) {
+      SkipTrivia();
+      llvm::StringRef name;
+      if (!LexName(name))
+        return Fail(cur_, "expected a parameter name in the computation signature");
+      SkipTrivia();
+      if (!Expect(':', "':' after parameter '" + name + "'"))
+        return false;
+      SkipTrivia();
+      if (!ParseShapeAt(nullptr, nullptr, 0))
+        return false;
+      SkipTrivia();
+      if (Peek(',')) {
+        ++cur_;
+        continue;
+      }
+      if (!Expect(')', "',' or ')' in the computation signature"))
+        return false;
+      break;
+    }
+  }
+  SkipTrivia();
+  if (!(Peek('-') && cur_ + 1 < end_ && cur_[1] == '>'))
+    return Fail(cur_, "expected '->' in the computation signature");
+  cur_ += 2;
+  SkipTrivia();
+  return ParseShapeAt(nullptr, nullptr, 0);
+}
+
+bool Parser::ParseComputation() {
+  const char *at = cur_;
+  bool is_entry = ConsumeKeyword("ENTRY");
+  SkipTrivia();
+  llvm::StringRef name;
+  if (!LexName(name))
+    return Fail(cur_, "expected a computation name");
+  SkipTrivia();
+  if (Peek('(') && !ParseSignature())
+    return false;
+  SkipTrivia();
+  const char *open = cur_;
+  if (!Expect('{', "'{' to open computation '" + name + "'"))
+    return false;
+  if (computations_by_name_.count(name))
+    return Fail(at, "duplicate computation name '" + name + "'");
+  auto owned = std::make_unique<HloComputation>(name.str());
+  if (!ParseInstructions(*owned, open, 1))
+    return false;
+  // `}, execution_thread="host"` and the like stay with the computation.
+  SkipTrivia();
+  if (Peek(',')) {
+    const char *begin = cur_;
+    if (!ScanBalanced(kStopAtNewline))
+      return false;
+    owned->set_trailer(llvm::StringRef(begin, cur_ - begin).rtrim().str());
+  }
+  HloComputation *computation = module_->AddComputation(std::move(owned));
+  computations_by_name_[computation->name()] = computation;
+  by_position_.push_back({open, computation});
+  last_top_level_ = computation;
+  if (!is_entry)
+    return true;
+  if (entry_)
+    return Fail(at, "computation '" + name + "' is marked ENTRY but '" + entry_->name() +
+                        "' already is");
+  entry_ = computation;
+  return true;
+}
+
+bool Parser::ParseInstructions(HloComputation &computation, const char *open, int depth) {
+  Scope scope;
+  scope.computation = &computation;
+  while (true) {
+    SkipTrivia();
+    if (failed_)
+      return false;
+    if (cur_ == end_)
+      return Fail(open, "unterminated computation: expected '}' to match this '{'");
+    if (*cur_ == '}') {
+      ++cur_;
+      break;
+    }
+    if (!ParseInstruction(scope, depth))
+      return false;
+  }
+  if (!scope.last)
+    return Fail(open, "computation '" + computation.name() + "' has no instructions");
+  computation.set_root_instruction(scope.root ? scope.root : scope.last);
+  return true;
+}
+
+bool Parser::ParseOpcode(HloOpcode &opcode, std::optional<HloOpcode> &wrapped) {
+  const char *at = cur_;
+  llvm::StringRef text = LexWhile(IsAttributeNameChar);
+  if (text.empty())
+    return Fail(at, Context() + "expected an opcode");
+  if (std::optional<HloOpcode> op = LookupOpcode(text)) {
+    opcode = *op;
+    return true;
+  }
+  // XLA's async sugar: `negate-start` wraps negate in an async computation.
+  static constexpr std::pair<llvm::StringLiteral, HloOpcode> kSuffixes[] = {
+      {"-start", HloOpcode::kAsyncStart},
+      {"-update", HloOpcode::kAsyncUpdate},
+      {"-done", HloOpcode::kAsyncDone},
+  };
+  for (const auto &[suffix, async_opcode] : kSuffixes) {
+    if (!text.endswith(suffix))
+      continue;
+    if (std::optional<HloOpcode> base = LookupOpcode(text.drop_back(suffix.size()))) {
+      opcode = async_opcode;
+      wrapped = *base;
+      return true;
+    }
+  }
+  return Fail(at, Context() + "unknown opcode '" + text + "'");
+}
+
+bool Parser::ParseOperands(Scope &scope, int depth,
+                           llvm::SmallVectorImpl<HloInstruction *> &operands) {
+  SkipTrivia();
+  if (Peek(')')) {
+    ++cur_;
+    return true;
+  }
+  while (true) {
+    SkipTrivia();
+    const char *operand_begin = cur_;
+    const char *shape_end = nullptr;
+    if (AtShape()) {
+      if (!ParseShapeAt(nullptr, nullptr, 0))
+        return false;
+      shape_end = cur_;
+      SkipTrivia();
+    }
+    const char *at = cur_;
+    llvm::StringRef name;
+    if (!LexName(name))
+      return Fail(at, Context() + "expected an operand name");
+    SkipTrivia();
+    HloInstruction *operand = nullptr;
+    if (Peek('(')) {
+      // An operand written as an instruction in place:
+      // `add(x, s32[] constant(1))`.
+      if (depth + 1 >= kMaxNestingDepth)
+        return Fail(at, Context() + "operands nested deeper than " +
+                            llvm::Twine(kMaxNestingDepth) + " levels");
+      cur_ = operand_begin;
+      if (!ParseInstructionBody(scope, "", depth + 1, operand))
+        return false;
+    } else {
+      auto it = scope.instructions.find(name);
+      if (it == scope.instructions.end())
+        return Fail(at, Context() + "unknown operand '" + name +
+                            "' (operands must be defined earlier in computation '" +
+                            scope.computation->name() + "')");
+      operand = it->second;
+      if (shape_end && !ShapeTextMatches(operand_begin, shape_end, operand->shape()))
+        return Fail(operand_begin, Context() + "operand '" + name + "' is written as '" +
+                                       llvm::StringRef(operand_begin, shape_end - operand_begin) +
+                                       "' but its shape is " + operand->shape().ToString());
+    }
+    operands.push_back(operand);
+    SkipTrivia();
+    if (Peek(',')) {
+      ++cur_;
+      continue;
+    }
+    return Expect(')', "',' or ')' after operand '" + name + "'");
+  }
+}
+
+bool Parser::LooksLikeInlineComputation() {
+  const char *saved = cur_;
+  ++cur_;
+  SkipTrivia();
+  bool result = ConsumeKeyword("ROOT");
+  llvm::StringRef name;
+  if (!result && LexName(name)) {
+    SkipTrivia();
+    result = Peek('=');
+  }
+  cur_ = saved;
+  return result;
+}
+
+bool Parser::ParseComputationReference(llvm::StringRef instruction, llvm::StringRef attribute,
+                                       int depth, std::vector<Attribute> &attributes) {
+  SkipHorizontalSpace();
+  size_t index = attributes.size();
+  // `calls={ a = ... }`: a computation written in place.
+  if (Peek('{') && LooksLikeInlineComputation()) {
+    if (depth + 1 >= kMaxNestingDepth)
+      return Fail(cur_, "computations nested deeper than " + llvm::Twine(kMaxNestingDepth) +
+                            " levels");
+    const char *open = cur_++;
+    auto owned = std::make_unique<HloComputation>("");
+    llvm::StringRef saved_instruction = current_instruction_;
+    bool ok = ParseInstructions(*owned, open, depth + 1);
+    current_instruction_ = saved_instruction;
+    if (!ok)
+      return false;
+    HloComputation *computation = module_->AddComputation(std::move(owned));
+    inline_.push_back({computation, instruction, attribute});
+    by_position_.push_back({open, computation});
+    attributes.push_back({attribute.str(), "", AttributeKind::kComputation, {computation}});
+    return true;
+  }
+  if (Peek('{')) {
+    ++cur_;
+    attributes.push_back({attribute.str(), "", AttributeKind::kComputationList, {}});
+    SkipTrivia();
+    if (Peek('}')) {
+      ++cur_;
+      return true;
+    }
+    while (true) {
+      SkipTrivia();
+      const char *at = cur_;
+      llvm::StringRef name;
+      if (!LexName(name))
+        return Fail(at, Context() + "expected a computation name in '" + attribute + "'");
+      pending_.push_back({nullptr, index, attributes[index].computations.size(), name, at});
+      attributes[index].computations.push_back(nullptr);
+      SkipTrivia();
+      if (Peek(',')) {
+        ++cur_;
+        continue;
+      }
+      return Expect('}', "',' or '}' in '" + attribute + "'");
+    }
+  }
+  const char *at = cur_;
+  llvm::StringRef name;
+  if (!LexName(name))
+    return Fail(at, Context() + "expected a computation name after '" + attribute + "='");
+  pending_.push_back({nullptr, index, 0, name, at});
+  attributes.push_back({attribute.str(), "", AttributeKind::kComputation, {nullptr}});
+  return true;
+}
+
+bool Parser::ParseControlPredecessors(Scope &scope,
+                                      llvm::SmallVectorImpl<HloInstruction *> &preds) {
+  SkipHorizontalSpace();
+  if (!Expect('{', "'{' after 'control-predecessors='"))
+    return false;
+  SkipTrivia();
+  if (Peek('}')) {
+    ++cur_;
+    return true;
+  }
+  while (true) {
+    SkipTrivia();
+    const char *at = cur_;
+    llvm::StringRef name;
+    if (!LexName(name))
+      return Fail(at, Context() + "expected an instruction name in 'control-predecessors'");
+    auto it = scope.instructions.find(name);
+    if (it == scope.instructions.end())
+      return Fail(at, Context() + "unknown control predecessor '" + name + "'");
+    preds.push_back(it->second);
+    SkipTrivia();
+    if (Peek(',')) {
+      ++cur_;
+      continue;
+    }
+    return Expect('}', "',' or '}' in 'control-predecessors'");
+  }
+}
+
+bool Parser::ParseAttributes(Scope &scope, llvm::StringRef instruction, int depth,
+                             std::vector<Attribute> &attributes,
+                             llvm::SmallVectorImpl<HloInstruction *> &control_predecessors) {
+  while (true) {
+    SkipTrivia();
+    if (failed_)
+      return false;
+    if (!Peek(','))
+      return true;
+    ++cur_;
+    SkipTrivia();
+    const char *at = cur_;
+    llvm::StringRef name = LexWhile(IsAttributeNameChar);
+    if (name.empty())
+      return Fail(at, Context() + "expected an attribute name");
+    if (!Expect('=', "'=' after attribute '" + name + "'"))
+      return false;
+    ReferenceKind kind = ClassifyAttribute(name);
+    SkipTrivia();
+    // A quoted value of a reference-named attribute is plain text.
+    if (kind != ReferenceKind::kNone && Peek('"'))
+      kind = ReferenceKind::kNone;
+    switch (kind) {
+    case ReferenceKind::kComputation:
+    case ReferenceKind::kComputationList:
+      if (!ParseComputationReference(instruction, name, depth, attributes))
+        return false;
+      continue;
+    case ReferenceKind::kControlPredecessors:
+      if (!ParseControlPredecessors(scope, control_predecessors))
+        return false;
+      attributes.push_back({name.str(), "", AttributeKind::kControlPredecessors, {}});
+      continue;
+    case ReferenceKind::kNone:
+      break;
+    }
+    llvm::StringRef value;
+    if (!ScanAttributeValue(name, value))
+      return false;
+    attributes.push_back({name.str(), value.str(), AttributeKind::kText, {}});
+  }
+}
+
+// XLA lets tests leave out shapes that follow from the operands; these are
+// the cases it infers that appear in practice.
+bool Parser::InferShape(HloOpcode opcode, llvm::ArrayRef<HloInstruction *> operands,
+                        llvm::ArrayRef<Attribute> attributes, const char *at, Shape &shape) {
+  auto fail = [&](const llvm::Twine &why) {
+    return Fail(at, Context() + "cannot infer the shape (" + why + "); write it");
+  };
+  auto need_arrays = [&](size_t count) {
+    if (operands.size() != count)
+      return fail("expected " + llvm::Twine(count) + " operands");
+    for (HloInstruction *op : operands)
+      if (!op->shape().IsArray())
+        return fail("operand '" + op->name() + "' is not an array");
+    return true;
+  };
+  switch (opcode) {
+  case HloOpcode::kTuple: {
+    std::vector<Shape> elements;
+    elements.reserve(operands.size());
+    for (HloInstruction *op : operands)
+      elements.push_back(op->shape());
+    shape = Shape::MakeTuple(std::move(elements));
+    return true;
+  }
+  case HloOpcode::kGetTupleElement: {
+    const std::string *index_text = FindTextAttribute(attributes, "index");
+    int64_t index;
+    if (operands.size() != 1 || !operands[0]->shape().IsTuple())
+      return fail("get-tuple-element needs one tuple operand");
+    if (!index_text || llvm::StringRef(*index_text).getAsInteger(10, index) || index < 0 ||
+        index >= operands[0]->shape().tuple_shapes_size())
+      return fail("missing or out-of-range 'index'");
+    shape = operands[0]->shape().tuple_shapes(index);
+    return true;
+  }
+  case HloOpcode::kAfterAll:
+    shape = Shape::MakeToken();
+    return true;
+  case HloOpcode::kAddDependency:
+  case HloOpcode::kOptimizationBarrier:
+  case HloOpcode::kWhile:
+    if (operands.empty())
+      return fail("no operands");
+    shape = operands[0]->shape();
+    return true;
+  case HloOpcode::kSelect:
+  case HloOpcode::kClamp:
+    if (!need_arrays(3))
+      return false;
+    shape = operands[1]->shape();
+    return true;
+  case HloOpcode::kDot: {
+    if (!need_arrays(2))
+      return false;
+    const Shape &lhs = operands[0]->shape(), &rhs = operands[1]->shape();
+    llvm::SmallVector<int64_t, 4> lb, rb, lc, rc;
+    auto dims = [&](llvm::StringRef name, llvm::SmallVectorImpl<int64_t> &out, int64_t rank) {
+      const std::string *text = FindTextAttribute(attributes, name);
+      if (!text)
+        return true;
+      if (!ParseIntListText(*text, out))
+        return false;
+      return llvm::all_of(out, [&](int64_t d) { return d >= 0 && d < rank; });
+    };
+    if (!dims("lhs_batch_dims", lb, lhs.rank()) || !dims("rhs_batch_dims", rb, rhs.rank()) ||
+        !dims("lhs_contracting_dims", lc, lhs.rank()) ||
+        !dims("rhs_contracting_dims", rc, rhs.rank()))
+      return fail("malformed dot dimension numbers");
+    llvm::SmallVector<int64_t, 8> result;
+    llvm::SmallVector<bool, 8> dynamic;
+    auto add = [&](const Shape &s, int64_t d) {
+      result.push_back(s.dimensions(d));
+      dynamic.push_back(s.is_dynamic_dimension(d));
+    };
+    for (int64_t d : lb)
+      add(lhs, d);
+    for (int64_t d = 0; d < lhs.rank(); ++d)
+      if (!llvm::is_contained(lb, d) && !llvm::is_contained(lc, d))
+        add(lhs, d);
+    for (int64_t d = 0; d < rhs.rank(); ++d)
+      if (!llvm::is_contained(rb, d) && !llvm::is_contained(rc, d))
+        add(rhs, d);
+    shape = Shape(lhs.element_type(), result);
+    for (size_t i = 0; i < dynamic.size(); ++i)
+      shape.set_dynamic_dimension(i, dynamic[i]);
+    return true;
+  }
+  default:
+    break;
+  }
+  if (IsElementwiseUnary(opcode)) {
+    if (opcode == HloOpcode::kConvert || opcode == HloOpcode::kBitcastConvert)
+      return fail("the result element type is not implied");
+    if (!need_arrays(1))
+      return false;
+    shape = operands[0]->shape();
+    PrimitiveType type = shape.element_type();
+    if (opcode == HloOpcode::kIsFinite)
+      shape.set_element_type(PrimitiveType::PRED);
+    if ((opcode == HloOpcode::kReal || opcode == HloOpcode::kImag) && IsComplexType(type))
+      shape.set_element_type(type == PrimitiveType::C64 ? PrimitiveType::F32
+                                                        : PrimitiveType::F64);
+    return true;
+  }
+  if (IsElementwiseBinary(opcode) && opcode != HloOpcode::kStochasticConvert) {
+    if (!need_arrays(2))
+      return false;
+    shape = operands[0]->shape();
+    if (opcode == HloOpcode::kCompare)
+      shape.set_element_type(PrimitiveType::PRED);
+    if (opcode == HloOpcode::kComplex)
+      shape.set_element_type(shape.element_type() == PrimitiveType::F64 ? PrimitiveType::C128
+                                                                        : PrimitiveType::C64);
+    return true;
+  }
+  return fail(HloOpcodeString(opcode) + " has no inference rule");
+}
+
+bool Parser::ParseInstruction(Scope &scope, int depth) {
+  const char *start = cur_;
+  bool is_root = ConsumeKeyword("ROOT");
+  if (is_root)
+    SkipTrivia();
+  const char *name_at = cur_;
+  llvm::StringRef name;
+  if (!LexName(name))
+    return Fail(name_at, "expected an instruction name");
+  current_instruction_ = name;
+  if (scope.instructions.count(name))
+    return Fail(name_at, "duplicate instruction name '" + name + "' in computation '" +
+                             scope.computation->name() + "'");
+  SkipTrivia();
+  if (!Expect('=', "'=' after instruction name '" + name + "'"))
+    return false;
+  SkipTrivia();
+  HloInstruction *inst = nullptr;
+  if (!ParseInstructionBody(scope, name, depth, inst))
+    return false;
+  scope.instructions[name] = inst;
+  scope.last = inst;
+  current_instruction_ = "";
+  if (!is_root)
+    return true;
+  if (scope.root)
+    return Fail(start, "computation '" + scope.computation->name() + "' has two ROOT "
+                       "instructions: '" + scope.root->name() + "' and '" + name + "'");
+  scope.root = inst;
+  return true;
+}
+
+// `[shape] opcode(operands), attributes` after `name =`. With an empty name
+// it is an operand written in place, which takes no attributes (they would
+// belong to its user) and is named once the module is read.
+bool Parser::ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
+                                  HloInstruction *&result) {
+  bool nested = name.empty();
+  Shape shape;
+  bool has_shape = AtShape();
+  if (has_shape && !ParseShapeAt(&shape, nullptr, 0))
+    return false;
+  SkipTrivia();
+  const char *opcode_at = cur_;
+  HloOpcode opcode;
+  std::optional<HloOpcode> wrapped;
+  if (!ParseOpcode(opcode, wrapped))
+    return false;
+  SkipTrivia();
+  if (!Expect('(', "'(' after the opcode"))
+    return false;
+
+  llvm::SmallVector<HloInstruction *, 8> operands;
+  llvm::StringRef literal;
+  int64_t parameter_number = -1;
+  if (opcode == HloOpcode::kConstant) {
+    const char *begin = cur_;
+    if (!ScanBalanced(kStopAtCloser))
+      return false;
+    literal = llvm::StringRef(begin, cur_ - begin);
+    if (!Expect(')', "')' after the constant's literal"))
+      return false;
+  } else if (opcode == HloOpcode::kParameter) {
+    SkipTrivia();
+    const char *at = cur_;
+    if (!LexNonNegativeInt(parameter_number, "a parameter number"))
+      return false;
+    // Parameter numbers index a vector; one per input byte is a safe bound.
+    if (parameter_number >= static_cast<int64_t>(buffer_.size()))
+      return Fail(at, Context() + "parameter number " + llvm::Twine(parameter_number) +
+                          " is out of range");
+    SkipTrivia();
+    if (!Expect(')', "')' after the parameter number"))
+      return false;
+  } else if (!ParseOperands(scope, depth, operands)) {
+    return false;
+  }
+
+  std::vector<Attribute> attributes;
+  llvm::SmallVector<HloInstruction *, 2> control_predecessors;
+  size_t first_pending = pending_.size();
+  if (!nested &&
+      !ParseAttributes(scope, name, depth, attributes, control_predecessors))
+    return false;
+  if (!has_shape && !InferShape(opcode, operands, attributes, opcode_at, shape))
+    return false;
+
+  std::unique_ptr<HloInstruction> owned =
+      HloInstruction::Create(opcode, std::move(shape), operands, name);
+  owned->set_async_wrapped_opcode(wrapped);
+  if (opcode == HloOpcode::kConstant)
+    owned->set_literal_text(literal.str());
+  owned->set_parameter_number(parameter_number);
+  owned->mutable_attributes() = std::move(attributes);
+  result = scope.computation->AddInstruction(std::move(owned));
+  for (size_t i = first_pending; i < pending_.size(); ++i)
+    pending_[i].instruction = result;
+  for (HloInstruction *pred : control_predecessors)
+    pred->AddControlDependencyTo(result);
+  if (nested)
+    unnamed_.push_back(result);
+  return true;
+}
+
+bool Parser::Finish() {
+  if (module_->computation_count() == 0)
+    return Fail(cur_, "module '" + module_->name() + "' has no computations");
+  for (const InlineComputation &ic : inline_) {
+    std::string base = (ic.instruction + "." + ic.attribute).str();
+    std::string name = base;
+    for (int n = 1; computations_by_name_.count(name); ++n)
+      name = base + "." + std::to_string(n);
+    ic.computation->SetName(std::move(name));
+    computations_by_name_[ic.computation->name()] = ic.computation;
+  }
+  for (const PendingReference &ref : pending_) {
+    auto it = computations_by_name_.find(ref.name);
+    if (it == computations_by_name_.end())
+      return Fail(ref.at, "instruction '" + ref.instruction->name() +
+                              "' refers to unknown computation '" + ref.name + "'");
+    ref.instruction->mutable_attributes()[ref.attribute].computations[ref.slot] = it->second;
+  }
+  // As in XLA: without an ENTRY marker the last computation is the entry.
+  module_->set_entry_computation(entry_ ? entry_ : last_top_level_);
+  UniquifyInstructionNames();
+  return true;
+}
+
+// XLA makes instruction names unique across the module when it builds one,
+// and passes rely on it; tests often reuse `p0` in every computation. The
+// first definition in the text keeps its name, later ones get `name.N`.
+void Parser::UniquifyInstructionNames() {
+  // Every written name is reserved in the module by now, so names given to
+  // in-place operands cannot take one that appears in the text.
+  for (HloInstruction *inst : unnamed_)
+    inst->SetName(module_->UniqueInstructionName(HloOpcodeString(inst->opcode())));
+  llvm::sort(by_position_, [](const auto &a, const auto &b) { return a.first < b.first; });
+  llvm::DenseSet<llvm::StringRef> seen;
+  std::vector<HloInstruction *> duplicates;
+  for (const auto &[open, computation] : by_position_)
+    for (HloInstruction *inst : computation->instructions())
+      if (!seen.insert(inst->name()).second)
+        duplicates.push_back(inst);
+  // Every parsed name is reserved in the module already, so the new names
+  // cannot take one that is written somewhere in the text.
+  for (HloInstruction *inst : duplicates)
+    inst->SetName(module_->UniqueInstructionName(inst->name()));
+}
+
+llvm::Expected<std::unique_ptr<HloModule>> Parser::ParseModule() {
+  if (!ParseHeader() || !ParseStackFrameIndex())
+    return TakeError();
+  while (true) {
+    SkipTrivia();
+    if (failed_ || cur_ == end_)
+      break;
+    if (!ParseComputation())
+      break;
+  }
+  if (!failed_)
+    Finish();
+  if (failed_)
+    return TakeError();
+  return std::move(module_);
+}
+
+llvm::Expected<Shape> Parser::ParseShapeText() {
+  SkipTrivia();
+  Shape shape;
+  if (ParseShapeAt(&shape, nullptr, 0)) {
+    SkipTrivia();
+    if (cur_ != end_)
+      Fail(cur_, "unexpected text after the shape");
+  }
+  if (failed_)
+    return TakeError();
+  return shape;
+}
+
+} // namespace
+
+llvm::Expected<std::unique_ptr<HloModule>> ParseHloModule(llvm::StringRef text,
+                                                          llvm::StringRef file_name) {
+  return Parser(text, file_name).ParseModule();
+}
+
+llvm::Expected<Shape> ParseShape(llvm::StringRef text) {
+  return Parser(text, "<shape>").ParseShapeText();
+}
+
+std::unique_ptr<HloModule> CloneModule(const HloModule &module) {
+  llvm::Expected<std::unique_ptr<HloModule>> clone =
+      ParseHloModule(module.ToString(), "<clone of " + module.name() + ">");
+  if (!clone)
+    llvm::report_fatal_error(llvm::Twine("a printed module failed to parse back: ") +
+                             llvm::toString(clone.takeError()));
+  return std::move(*clone);
+}
+
+} // namespace loom::hlo

@@ -1,0 +1,93 @@
+//===- NeuronEnv.cpp - NEURON_* environment knobs and their flags ---------===//
+#include "loom/hlo/passes/NeuronEnv.h"
+
+#include "llvm/Support/CommandLine.h"
+
+#include <cstdlib>
+#include <string>
+
+namespace loom::hlo {
+namespace {
+
+namespace cl = llvm::cl;
+
+cl::OptionCategory &NeuronCategory() {
+  static cl::OptionCategory category("Neuron collective-matmul options",
+                                     "Override the NEURON_* environment variables read by "
+                                     "neuron_looped_einsum_replacer and "
+                                     "neuron_looped_einsum_token_replacer");
+  return category;
+}
+
+cl::opt<cl::boolOrDefault> NxdFlag(
+    "neuron-collective-matmul-nxd",
+    cl::desc("Override NEURON_COLLECTIVE_MATMUL_NXD (true|false): refuse all-gathers with "
+             "more than 5 operands and enable neuron_looped_einsum_token_replacer"),
+    cl::cat(NeuronCategory()));
+
+cl::opt<cl::boolOrDefault> AggressiveFlag(
+    "neuron-collective-permute-aggressive",
+    cl::desc("Override NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE (true|false): fold an rhs "
+             "all-gather even when its weight side is not proven to be a parameter"),
+    cl::cat(NeuronCategory()));
+
+cl::opt<int64_t> ThresholdFlag(
+    "neuron-collective-matmul-sb-to-sb-threshold-in-mb",
+    cl::desc("Override NEURON_COLLECTIVE_MATMUL_SB_TO_SB_THRESHOLD_IN_MB: use_sb_to_sb=1 when "
+             "2 * gathered weight bytes / 2^20 <= this (default 16)"),
+    cl::value_desc("int"), cl::cat(NeuronCategory()));
+
+cl::opt<bool> CompatFlag(
+    "neuron-compat",
+    cl::desc("Collective matmul: follow the Neuron passes literally where loom decides "
+             "otherwise (RhsRS weight side, replica groups that tp_degree/num_groups cannot "
+             "express, token operand)"),
+    cl::init(false), cl::cat(NeuronCategory()));
+
+bool Resolve(const cl::opt<cl::boolOrDefault> &flag, llvm::StringRef env) {
+  switch (flag.getValue()) {
+  case cl::BOU_TRUE:
+    return true;
+  case cl::BOU_FALSE:
+    return false;
+  case cl::BOU_UNSET:
+    break;
+  }
+  return EnvVarSetToOne(env);
+}
+
+} // namespace
+
+bool EnvVarSetToOne(llvm::StringRef name) {
+  const char *value = std::getenv(name.str().c_str());
+  return value && llvm::StringRef(value) == "1";
+}
+
+bool ReadEnvVarAsInt(llvm::StringRef name, int64_t *out) {
+  const char *value = std::getenv(name.str().c_str());
+  if (!value)
+    return false;
+  llvm::StringRef text(value);
+  // getAsInteger accepts a leading '-' and rejects spaces, suffixes and
+  // overflow; a '+' sign is not part of the accepted form either.
+  long long parsed;
+  if (text.empty() || text.front() == '+' || text.getAsInteger(10, parsed))
+    return false;
+  *out = parsed;
+  return true;
+}
+
+CollectiveMatmulOptions CollectiveMatmulOptions::FromFlagsAndEnvironment() {
+  CollectiveMatmulOptions options;
+  options.nxd = Resolve(NxdFlag, kNeuronCollectiveMatmulNxdEnv);
+  options.permute_aggressive = Resolve(AggressiveFlag, kNeuronCollectivePermuteAggressiveEnv);
+  int64_t threshold;
+  if (ThresholdFlag.getNumOccurrences() > 0)
+    options.sb_to_sb_threshold_in_mb = ThresholdFlag;
+  else if (ReadEnvVarAsInt(kNeuronSbToSbThresholdEnv, &threshold))
+    options.sb_to_sb_threshold_in_mb = threshold;
+  options.compat = CompatFlag;
+  return options;
+}
+
+} // namespace loom::hlo

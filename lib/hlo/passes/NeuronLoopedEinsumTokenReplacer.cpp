@@ -1,0 +1,106 @@
+//===- NeuronLoopedEinsumTokenReplacer.cpp - Drop all-gathered tokens -----===//
+//
+// The rewrite (under NEURON_COLLECTIVE_MATMUL_NXD):
+//
+//   before:
+//     %ag  = (bf16[64,16,16], bf16[]) all-gather(bf16[64,4,16] %w, bf16[] %t), dimensions={1}
+//     %tok = bf16[] get-tuple-element(%ag), index=1
+//     ...  = ... %tok ...
+//   after:
+//     ...  = ... %t ...
+//
+// Nothing is created: ExpandInstruction returns the existing operand and the
+// driver rewires the users and removes what died. By default the operand is
+// the one at the get-tuple-element's index, exact for any rank-0 element;
+// with --neuron-compat it is operand 1 whatever the index, as in Neuron.
+// Either way an operand that does not exist or whose shape differs from the
+// get-tuple-element's is declined.
+//
+//===----------------------------------------------------------------------===//
+#include "loom/hlo/passes/NeuronLoopedEinsumTokenReplacer.h"
+
+#include "loom/hlo/ir/HloAttributes.h"
+#include "loom/hlo/ir/HloComputation.h"
+#include "loom/support/Error.h"
+
+#include "llvm/Support/raw_ostream.h"
+
+#include <string>
+
+namespace loom::hlo {
+namespace {
+
+/// A rank-0 get-tuple-element of an all-gather: the pass's only candidates.
+bool IsTokenOfAllGather(const HloInstruction *inst) {
+  return inst->opcode() == HloOpcode::kGetTupleElement && inst->operand_count() == 1 &&
+         inst->operand(0)->opcode() == HloOpcode::kAllGather && inst->shape().IsArray() &&
+         inst->shape().rank() == 0;
+}
+
+/// The all-gather operand that replaces `gte`, or an explanation.
+llvm::Expected<HloInstruction *> Replacement(const HloInstruction *gte, bool compat) {
+  const HloInstruction *ag = gte->operand(0);
+  int64_t index = 1;
+  if (!compat) {
+    auto tuple_index = GetTupleIndex(*gte);
+    if (!tuple_index)
+      return tuple_index.takeError();
+    index = *tuple_index;
+  }
+  const char *which = compat ? " (--neuron-compat uses operand 1)" : "";
+  if (index < 0 || index >= ag->operand_count())
+    return makeError("all-gather %" + ag->name() + " has no operand " + llvm::Twine(index) +
+                     which);
+  HloInstruction *operand = ag->operand(index);
+  if (!operand->shape().Compatible(gte->shape()))
+    return makeError("all-gather operand " + llvm::Twine(index) + " is " +
+                     operand->shape().ToString(false) + ", not " +
+                     gte->shape().ToString(false) + which);
+  return operand;
+}
+
+std::string Location(const HloInstruction *inst) {
+  return (inst->parent() ? inst->parent()->name() : std::string()) + "/" + inst->name();
+}
+
+} // namespace
+
+llvm::Expected<bool> NeuronLoopedEinsumTokenReplacer::Run(HloModule &module) {
+  remarked_.clear();
+  auto changed = OpExpanderPass::Run(module);
+  remarked_.clear();
+  return changed;
+}
+
+bool NeuronLoopedEinsumTokenReplacer::InstructionMatchesPattern(HloInstruction *inst) {
+  if (!IsTokenOfAllGather(inst))
+    return false;
+  llvm::raw_ostream *remarks =
+      remark_stream() && remarked_.insert(inst).second ? remark_stream() : nullptr;
+  if (!options_.nxd) {
+    if (remarks)
+      *remarks << Location(inst) << ": missed: NEURON_COLLECTIVE_MATMUL_NXD is not set to 1 "
+               << "(it gates neuron_looped_einsum_token_replacer)\n";
+    return false;
+  }
+  auto replacement = Replacement(inst, options_.compat);
+  if (!replacement) {
+    std::string reason = llvm::toString(replacement.takeError());
+    if (remarks)
+      *remarks << Location(inst) << ": missed: " << reason << "\n";
+    return false;
+  }
+  if (remarks)
+    *remarks << Location(inst) << ": replaced by %" << (*replacement)->name() << "\n";
+  return true;
+}
+
+llvm::Expected<HloInstruction *>
+NeuronLoopedEinsumTokenReplacer::ExpandInstruction(HloInstruction *gte) {
+  if (!IsTokenOfAllGather(gte))
+    return makeError("neuron_looped_einsum_token_replacer: '" + gte->name() +
+                     "' is no longer a rank-0 get-tuple-element of an all-gather");
+  return Replacement(gte, options_.compat);
+}
+
+} // namespace loom::hlo

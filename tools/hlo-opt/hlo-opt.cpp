@@ -1,0 +1,237 @@
+//===- hlo-opt.cpp - Parse, verify, transform and print one HLO module ----===//
+//
+// hlo-opt [options] <file.hlo | ->
+//
+// Reads a module in XLA's text format, verifies it, runs the passes named by
+// --passes in order, verifies the result and prints it (stdout, or -o FILE,
+// written atomically). With no passes it is the round-trip tool.
+//
+// Exit codes: 0 success; 1 bad input (unreadable file, syntax or
+// verification error, failing pass, numerics mismatch, unwritable output);
+// 2 bad usage (unknown option or pass, missing or extra input).
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/hlo/eval/NumericsCheck.h"
+#include "loom/hlo/parser/HloParser.h"
+#include "loom/hlo/pass/HloPassPipeline.h"
+#include "loom/hlo/pass/HloVerifier.h"
+#include "loom/hlo/pass/PassRegistry.h"
+#include "loom/hlo/passes/Passes.h"
+#include "loom/support/OutputFile.h"
+
+#include "llvm/ADT/StringRef.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <cstdlib>
+#include <string>
+
+using namespace loom;
+using namespace loom::hlo;
+
+namespace cl = llvm::cl;
+
+namespace {
+
+enum ExitCode { kSuccess = 0, kBadInput = 1, kBadUsage = 2 };
+
+cl::OptionCategory tool_category("hlo-opt options");
+
+cl::opt<std::string> input_path(cl::Positional, cl::desc("<file.hlo | ->"),
+                                cl::cat(tool_category));
+
+cl::list<std::string> pass_names(
+    "passes", cl::CommaSeparated, cl::value_desc("a,b,..."),
+    cl::desc("Run these passes in this order (see --list-passes)"), cl::cat(tool_category));
+
+cl::opt<std::string> output_path(
+    "o", cl::init("-"), cl::value_desc("file"),
+    cl::desc("Write the result to <file> instead of stdout; it is written to a temporary "
+             "file and renamed, so a failed run leaves an existing <file> untouched"),
+    cl::cat(tool_category));
+
+cl::opt<bool> verify_each("verify-each",
+                          cl::desc("Verify the module after every pass, naming the pass "
+                                   "that broke it"),
+                          cl::cat(tool_category));
+
+cl::opt<bool> print_after_all(
+    "print-after-all",
+    cl::desc("Print the module to stderr after every pass, under a "
+             "'// -----// IR after <pass> ... //----- //' line"),
+    cl::cat(tool_category));
+
+cl::opt<bool> time_passes("time-passes",
+                          cl::desc("Print the wall time of every pass to stderr at the end"),
+                          cl::cat(tool_category));
+
+cl::opt<bool> list_passes("list-passes",
+                          cl::desc("Print the name of every pass --passes accepts and exit"),
+                          cl::cat(tool_category));
+
+cl::opt<bool> no_verify(
+    "no-verify",
+    cl::desc("Do not verify the module after parsing nor at the end (to inspect broken "
+             "modules); --verify-each still verifies after each pass"),
+    cl::cat(tool_category));
+
+cl::opt<bool> remarks("remarks",
+                      cl::desc("Let passes explain their decisions on stderr, one line per "
+                               "remark"),
+                      cl::cat(tool_category));
+
+cl::opt<bool> check_numerics(
+    "check-numerics",
+    cl::desc("Run the module before and after the passes on the same random inputs with "
+             "the interpreter and fail unless every output matches"),
+    cl::cat(tool_category));
+
+cl::opt<uint64_t> check_numerics_seed("check-numerics-seed", cl::init(0), cl::value_desc("n"),
+                                      cl::desc("Seed of the random inputs of --check-numerics"),
+                                      cl::cat(tool_category));
+
+/// Options Support registers for every LLVM tool; none of them does anything
+/// in hlo-opt, so --help should not offer them.
+void HideLlvmInternalOptions() {
+  static const char *const kInternal[] = {
+      "color",          "crash-diagnostics-dir", "debug-counter",
+      "disable-symbolication", "info-output-file", "print-all-options",
+      "print-debug-counter", "print-options",   "rng-seed",
+      "sort-timers",    "stats",                 "stats-json",
+      "track-memory",   "treat-scalable-fixed-error-as-warning"};
+  llvm::StringMap<cl::Option *> &options = cl::getRegisteredOptions();
+  for (const char *name : kInternal) {
+    auto it = options.find(name);
+    if (it != options.end())
+      it->second->setHiddenFlag(cl::ReallyHidden);
+  }
+}
+
+/// Prints every line of `error`'s message as "hlo-opt: error: <prefix><line>"
+/// so each problem of a multi-problem report stands on its own.
+void PrintError(llvm::Error error, llvm::StringRef prefix = "") {
+  std::string msg = llvm::toString(std::move(error));
+  llvm::SmallVector<llvm::StringRef, 8> lines;
+  llvm::StringRef(msg).split(lines, '\n', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  for (llvm::StringRef line : lines)
+    llvm::errs() << "hlo-opt: error: " << prefix << line << "\n";
+}
+
+int UsageError(const llvm::Twine &msg) {
+  llvm::errs() << "hlo-opt: error: " << msg << "\n"
+               << "Try 'hlo-opt --help' for usage.\n";
+  return kBadUsage;
+}
+
+int Main(int argc, char **argv) {
+  RegisterAllHloPasses();
+  HideLlvmInternalOptions();
+  cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "hlo-opt (loom)\n"; });
+  std::string cl_errors;
+  llvm::raw_string_ostream cl_errors_os(cl_errors);
+  if (!cl::ParseCommandLineOptions(
+          argc, argv,
+          "loom hlo-opt: parse, verify, transform and print an HLO module\n\n"
+          "  Reads XLA's HLO text, verifies it, runs --passes in order, verifies the\n"
+          "  result and prints it. Exit codes: 0 success, 1 bad input, 2 bad usage.\n",
+          &cl_errors_os)) {
+    // LLVM's messages already point at --help.
+    llvm::errs() << cl_errors_os.str();
+    return kBadUsage;
+  }
+
+  if (list_passes) {
+    for (const std::string &name : RegisteredHloPassNames())
+      llvm::outs() << name << "\n";
+    return kSuccess;
+  }
+  if (input_path.empty())
+    return UsageError("no input file (give a path, or '-' for stdin)");
+#ifndef LOOM_HAVE_NUMERICS_CHECK
+  if (check_numerics)
+    return UsageError("--check-numerics is not available: this build has no interpreter");
+#endif
+
+  // Every pass name is checked before any input is read: a typo is a usage
+  // error whatever the input holds.
+  HloPassPipelineOptions pipeline_options;
+  pipeline_options.verify_each = verify_each;
+  pipeline_options.print_after_all = print_after_all;
+  pipeline_options.time_passes = time_passes;
+  HloPassPipeline pipeline("hlo-opt", pipeline_options);
+  for (const std::string &name : pass_names) {
+    // `--passes=` (say, from an empty shell variable) means no pass.
+    if (name.empty())
+      continue;
+    llvm::Expected<std::unique_ptr<HloPassInterface>> pass = CreateHloPass(name);
+    if (!pass)
+      return UsageError(llvm::toString(pass.takeError()));
+    pipeline.AddPass(std::move(*pass));
+  }
+  if (remarks)
+    pipeline.SetRemarkStream(&llvm::errs());
+
+  llvm::Expected<std::string> text = readInput(input_path);
+  if (!text) {
+    PrintError(text.takeError());
+    return kBadInput;
+  }
+  llvm::StringRef display_name = input_path == "-" ? llvm::StringRef("<stdin>")
+                                                   : llvm::StringRef(input_path);
+  llvm::Expected<std::unique_ptr<HloModule>> module = ParseHloModule(*text, display_name);
+  if (!module) {
+    PrintError(module.takeError());
+    return kBadInput;
+  }
+  std::string file_prefix = (display_name + ": ").str();
+  if (!no_verify) {
+    if (llvm::Error err = VerifyHloModule(**module)) {
+      PrintError(std::move(err), file_prefix);
+      return kBadInput;
+    }
+  }
+
+  std::unique_ptr<HloModule> before;
+  if (check_numerics)
+    before = CloneModule(**module);
+
+  llvm::Expected<bool> changed = pipeline.Run(**module);
+  if (!changed) {
+    PrintError(changed.takeError(), file_prefix);
+    return kBadInput;
+  }
+  // --verify-each has already checked the result of the last pass.
+  bool verified = verify_each && pipeline.pass_count() > 0;
+  if (!no_verify && !verified) {
+    if (llvm::Error err = VerifyHloModule(**module)) {
+      PrintError(std::move(err), file_prefix + "after the passes: ");
+      return kBadInput;
+    }
+  }
+
+#ifdef LOOM_HAVE_NUMERICS_CHECK
+  if (check_numerics) {
+    NumericsCheckOptions numerics_options;
+    numerics_options.seed = check_numerics_seed;
+    if (llvm::Error err = CheckNumerics(*before, **module, numerics_options, llvm::errs())) {
+      PrintError(std::move(err), file_prefix + "--check-numerics: ");
+      return kBadInput;
+    }
+  }
+#endif
+
+  if (llvm::Error err = writeOutputAtomically(output_path, (*module)->ToString())) {
+    PrintError(std::move(err));
+    return kBadInput;
+  }
+  return kSuccess;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  return Main(argc, argv);
+}

@@ -1,0 +1,351 @@
+//===- CollectiveMatmulPropTest.cpp - Random modules keep their numerics --===//
+//
+// The property: for every module the generator writes, running
+// neuron_looped_einsum_replacer then neuron_looped_einsum_token_replacer
+// (verifying after each pass) changes no output of any device beyond the
+// documented tolerance. Each case: generate text, parse, verify, run the
+// pipeline on a copy, CheckNumerics(original, transformed).
+//
+// A property test that never exercises the fusion proves nothing, so a
+// full run also fails when too few cases fused or a matcher shape never
+// fused, and every fused module is mutated (the activation of each
+// collective-matmul negated) to show the comparison would catch a wrong
+// fusion. With --hlo-opt every case also goes through the real tool:
+// `hlo-opt --verify-each --check-numerics` with the case's options as flags.
+//
+//   collective-matmul-proptest [--seed=S] [--cases=N] [--case=I] [--verbose]
+//                              [--hlo-opt=PATH]
+//
+// docs/hlo-run.md explains how to read a failure and replay one case.
+//
+//===----------------------------------------------------------------------===//
+#include "CollectiveMatmulGenerator.h"
+
+#include "loom/hlo/eval/NumericsCheck.h"
+#include "loom/hlo/eval/RandomInputs.h"
+#include "loom/hlo/ir/HloAttributes.h"
+#include "loom/hlo/parser/HloParser.h"
+#include "loom/hlo/pass/HloPassPipeline.h"
+#include "loom/hlo/pass/HloVerifier.h"
+#include "loom/hlo/passes/NeuronLoopedEinsumReplacer.h"
+#include "loom/hlo/passes/NeuronLoopedEinsumTokenReplacer.h"
+#include "loom/support/Error.h"
+
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/FileSystem.h"
+#include "llvm/Support/Program.h"
+#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/MemoryBuffer.h"
+#include "llvm/Support/raw_ostream.h"
+
+#include <array>
+#include <chrono>
+#include <map>
+
+using namespace loom;
+using namespace loom::hlo;
+using namespace loom::hlo::proptest;
+
+namespace {
+
+llvm::cl::OptionCategory category("collective-matmul-proptest options");
+llvm::cl::opt<uint64_t> seed_flag("seed", llvm::cl::desc("Seed of the whole run (default 1)"),
+                                  llvm::cl::init(1), llvm::cl::cat(category));
+llvm::cl::opt<int64_t> cases_flag("cases", llvm::cl::desc("Number of cases (default 320)"),
+                                  llvm::cl::init(320), llvm::cl::cat(category));
+llvm::cl::opt<int64_t> case_flag("case",
+                                 llvm::cl::desc("Run only case I of the run (replays a failure; "
+                                                "the coverage rules are not applied)"),
+                                 llvm::cl::init(-1), llvm::cl::cat(category));
+llvm::cl::opt<bool> verbose_flag("verbose",
+                                 llvm::cl::desc("Print one line per case, its pass remarks, and "
+                                                "why cases did not fuse"),
+                                 llvm::cl::cat(category));
+llvm::cl::opt<std::string>
+    hlo_opt_flag("hlo-opt", llvm::cl::value_desc("PATH"),
+                 llvm::cl::desc("Also run every case through this hlo-opt binary with "
+                                "--verify-each --check-numerics"),
+                 llvm::cl::cat(category));
+llvm::cl::opt<double> min_fused_flag("min-fused-percent",
+                                     llvm::cl::desc("Fail a run of 100 cases or more when fewer "
+                                                    "cases fused (default 40)"),
+                                     llvm::cl::init(40), llvm::cl::cat(category));
+
+// The seed of case `index` of a run: every case is reproducible alone.
+uint64_t CaseSeed(uint64_t run_seed, int64_t index) {
+  return SplitMix64(run_seed ^ (0x632be59bd9b4e019ULL * static_cast<uint64_t>(index + 1))).Next();
+}
+
+int64_t CountCollectiveMatmuls(const HloModule &module) {
+  int64_t n = 0;
+  for (const HloComputation *c : module.computations())
+    for (const HloInstruction *inst : c->instructions())
+      if (inst->opcode() == HloOpcode::kCustomCall &&
+          GetCustomCallTarget(*inst) == "AwsNeuronCollectiveMatmul")
+        ++n;
+  return n;
+}
+
+struct CaseOutcome {
+  bool fused = false;
+  bool mutant_killed = false;
+  int64_t tokens_replaced = 0;
+  std::string remarks;
+};
+
+llvm::Expected<std::unique_ptr<HloModule>> ParseAndVerify(const std::string &text) {
+  auto module = ParseHloModule(text, "generated.hlo");
+  if (!module)
+    return makeError("the generated module does not parse: " +
+                     llvm::toString(module.takeError()));
+  if (auto err = VerifyHloModule(**module))
+    return makeError("the generated module does not verify: " + llvm::toString(std::move(err)));
+  return module;
+}
+
+// Negates the activation of every collective-matmul: what a fusion that
+// multiplied the wrong value would compute. Returns how many it changed.
+int64_t MutateCollectiveMatmuls(HloModule &module) {
+  int64_t n = 0;
+  for (HloComputation *c : module.computations()) {
+    std::vector<HloInstruction *> calls;
+    for (HloInstruction *inst : c->instructions())
+      if (inst->opcode() == HloOpcode::kCustomCall &&
+          GetCustomCallTarget(*inst) == "AwsNeuronCollectiveMatmul")
+        calls.push_back(inst);
+    for (HloInstruction *call : calls) {
+      HloInstruction *x = call->mutable_operand(1);
+      HloInstruction *negated =
+          c->AddInstruction(HloInstruction::Create(HloOpcode::kNegate, x->shape(), {x}));
+      llvm::cantFail(call->ReplaceOperandWith(1, negated));
+      ++n;
+    }
+  }
+  return n;
+}
+
+// The same case through the hlo-opt binary, options as its flags.
+llvm::Error RunHloOpt(const GeneratedCase &c, uint64_t case_seed) {
+  llvm::SmallString<128> input;
+  int fd;
+  if (auto ec = llvm::sys::fs::createTemporaryFile("proptest", "hlo", fd, input))
+    return makeError("cannot create a temporary file: " + ec.message());
+  {
+    llvm::raw_fd_ostream out(fd, /*shouldClose=*/true);
+    out << c.text;
+  }
+  llvm::SmallString<128> errors;
+  llvm::sys::fs::createTemporaryFile("proptest", "err", errors);
+  const CollectiveMatmulOptions &o = c.options;
+  std::vector<std::string> args = {
+      hlo_opt_flag, "--verify-each", "--check-numerics",
+      "--check-numerics-seed=" + std::to_string(case_seed),
+      "--passes=neuron_looped_einsum_replacer,neuron_looped_einsum_token_replacer",
+      std::string("--neuron-collective-matmul-nxd=") + (o.nxd ? "true" : "false"),
+      std::string("--neuron-collective-permute-aggressive=") +
+          (o.permute_aggressive ? "true" : "false"),
+      "--neuron-collective-matmul-sb-to-sb-threshold-in-mb=" +
+          std::to_string(o.sb_to_sb_threshold_in_mb),
+      std::string("--neuron-compat=") + (o.compat ? "true" : "false"), input.str().str(),
+      "-o", "/dev/null"};
+  std::vector<llvm::StringRef> argv(args.begin(), args.end());
+  llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, errors.str(), errors.str()};
+  std::string message;
+  int rc = llvm::sys::ExecuteAndWait(hlo_opt_flag, argv, llvm::None, redirects, 0, 0, &message);
+  auto output = llvm::MemoryBuffer::getFile(errors);
+  std::string stderr_text = output ? (*output)->getBuffer().str() : "";
+  llvm::sys::fs::remove(input);
+  llvm::sys::fs::remove(errors);
+  if (rc != 0)
+    return makeError("hlo-opt exited with " + std::to_string(rc) + " " + message + ":\n" +
+                     stderr_text + "command: " + llvm::join(args, " "));
+  return llvm::Error::success();
+}
+
+llvm::Expected<CaseOutcome> RunCase(const GeneratedCase &c, uint64_t case_seed) {
+  auto original = ParseAndVerify(c.text);
+  if (!original)
+    return original.takeError();
+  std::unique_ptr<HloModule> transformed = CloneModule(**original);
+  HloPassPipelineOptions pipeline_options;
+  pipeline_options.verify_each = true;
+  HloPassPipeline pipeline("collective-matmul", pipeline_options);
+  pipeline.AddPass<NeuronLoopedEinsumReplacer>(c.options);
+  pipeline.AddPass<NeuronLoopedEinsumTokenReplacer>(c.options);
+  CaseOutcome outcome;
+  llvm::raw_string_ostream remarks(outcome.remarks);
+  pipeline.SetRemarkStream(&remarks);
+  if (auto changed = pipeline.Run(*transformed); !changed)
+    return makeError("the pipeline failed: " + llvm::toString(changed.takeError()));
+  remarks.flush();
+  outcome.fused = CountCollectiveMatmuls(*transformed) > 0;
+  outcome.tokens_replaced = llvm::StringRef(outcome.remarks).count(": replaced by ");
+  NumericsCheckOptions numerics;
+  numerics.seed = case_seed;
+  if (auto err = CheckNumerics(**original, *transformed, numerics, llvm::nulls()))
+    return makeError(llvm::toString(std::move(err)) + "\n--- transformed module ---\n" +
+                     transformed->ToString());
+  if (outcome.fused) {
+    MutateCollectiveMatmuls(*transformed);
+    llvm::Error err = CheckNumerics(**original, *transformed, numerics, llvm::nulls());
+    outcome.mutant_killed = !!err;
+    llvm::consumeError(std::move(err));
+    if (!outcome.mutant_killed)
+      return makeError("the numerics check did not notice the negated activation of the "
+                       "fused collective-matmul");
+  }
+  if (!hlo_opt_flag.empty())
+    if (auto err = RunHloOpt(c, case_seed))
+      return err;
+  return outcome;
+}
+
+// A miss reason without its instance details (names, groups, shapes), so
+// equal reasons count together.
+std::string ReasonKey(llvm::StringRef reason) {
+  size_t cut = reason.find_first_of("%{[", 12);
+  return reason.substr(0, std::min<size_t>(cut, 72)).rtrim(" :(").str();
+}
+
+// Tallies for the final report.
+struct Tally {
+  std::array<int64_t, kNumMatcherShapes> cases{}, fused{};
+  int64_t passed = 0, failed = 0, tokens_replaced = 0, mutants = 0, mutants_killed = 0;
+  std::map<std::string, int64_t> missed_reasons;
+  /// Per generator tag: cases, and how many of them fused.
+  std::map<std::string, std::pair<int64_t, int64_t>> tags;
+
+  void AddMissedReasons(llvm::StringRef remarks) {
+    llvm::SmallVector<llvm::StringRef> lines;
+    remarks.split(lines, '\n', -1, false);
+    for (llvm::StringRef line : lines)
+      if (size_t at = line.find(": missed: "); at != llvm::StringRef::npos)
+        ++missed_reasons[ReasonKey(line.substr(at + 10))];
+  }
+};
+
+void ReportFailure(int64_t index, uint64_t case_seed, const GeneratedCase &c,
+                   const std::string &error) {
+  llvm::errs() << "FAILED case " << index << " (--seed=" << seed_flag << " --case=" << index
+               << ", case seed " << llvm::format_hex(case_seed, 18) << ")\n"
+               << "  " << c.summary << "\n"
+               << "--- module ---\n"
+               << c.text << "--- error ---\n"
+               << error << "\n\n";
+}
+
+void RunOne(int64_t index, Tally &tally) {
+  uint64_t case_seed = CaseSeed(seed_flag, index);
+  auto shape = static_cast<MatcherShape>(index % kNumMatcherShapes);
+  GeneratedCase c = GenerateCase(case_seed, shape);
+  auto outcome = RunCase(c, case_seed);
+  if (!outcome) {
+    ++tally.failed;
+    ReportFailure(index, case_seed, c, llvm::toString(outcome.takeError()));
+    return;
+  }
+  ++tally.passed;
+  ++tally.cases[static_cast<int>(shape)];
+  tally.fused[static_cast<int>(shape)] += outcome->fused;
+  tally.tokens_replaced += outcome->tokens_replaced;
+  tally.mutants += outcome->fused;
+  tally.mutants_killed += outcome->mutant_killed;
+  tally.AddMissedReasons(outcome->remarks);
+  for (const std::string &tag : c.tags) {
+    ++tally.tags[tag].first;
+    tally.tags[tag].second += outcome->fused;
+  }
+  if (verbose_flag)
+    llvm::outs() << "case " << index << ": " << (outcome->fused ? "fused" : "not fused") << ": "
+                 << c.summary << "\n"
+                 << outcome->remarks;
+}
+
+// Prints the coverage table; with `enforce`, returns false (with a message)
+// when a rule of a full run is broken.
+bool CheckCoverage(const Tally &tally, bool enforce) {
+  bool ok = true;
+  int64_t total = 0, fused = 0;
+  for (int s = 0; s < kNumMatcherShapes; ++s) {
+    total += tally.cases[s];
+    fused += tally.fused[s];
+    llvm::outs() << llvm::formatv("  {0,-7} {1,4} cases, {2,4} fused\n",
+                                  MatcherShapeName(static_cast<MatcherShape>(s)), tally.cases[s],
+                                  tally.fused[s]);
+    if (enforce && tally.fused[s] == 0) {
+      llvm::errs() << "coverage: no " << MatcherShapeName(static_cast<MatcherShape>(s))
+                   << " case fused\n";
+      ok = false;
+    }
+  }
+  // Each feature the issue lists must have fused at least once. Rarer
+  // variants (shuffled or implicit groups, six-operand all-gathers, ...) are
+  // only reported: a few dozen cases cannot promise one of them fuses.
+  static const char *const kRequired[] = {
+      "plain",       "while",       "bf16",          "f32",           "weight-rank-3",
+      "weight-rank-4", "ag-dim-0",  "ag-dim-1",      "ag-dim-2",      "ag-dim-3",
+      "nxd-index-0", "nxd-index-nonzero", "token",   "groups-contiguous", "groups-iota",
+      "1-group",     "2-groups",    "3-groups",      "cross-replica", "flattened",
+      "batch-dims",  "nxd",         "no-nxd",        "compat",        "no-compat"};
+  for (const auto &[tag, counts] : tally.tags)
+    if (verbose_flag)
+      llvm::outs() << llvm::formatv("  {0,-28} {1,4} cases, {2,4} fused\n", tag, counts.first,
+                                    counts.second);
+  for (const char *tag : kRequired) {
+    auto it = tally.tags.find(tag);
+    if (enforce && (it == tally.tags.end() || it->second.second == 0)) {
+      llvm::errs() << "coverage: no case tagged '" << tag << "' fused\n";
+      ok = false;
+    }
+  }
+  if (enforce && tally.tokens_replaced == 0) {
+    llvm::errs() << "coverage: no token was replaced\n";
+    ok = false;
+  }
+  double percent = total ? 100.0 * static_cast<double>(fused) / static_cast<double>(total) : 0;
+  llvm::outs() << llvm::formatv("  fused {0} of {1} cases ({2:F1}%), {3} tokens replaced\n",
+                                fused, total, percent, tally.tokens_replaced);
+  llvm::outs() << llvm::formatv("  {0} of {1} mutated fused modules caught\n",
+                                tally.mutants_killed, tally.mutants);
+  if (enforce && percent < min_fused_flag) {
+    llvm::errs() << llvm::formatv("coverage: only {0:F1}% of the cases fused (need {1}%)\n",
+                                  percent, min_fused_flag.getValue());
+    ok = false;
+  }
+  return ok;
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM init(argc, argv);
+  llvm::cl::HideUnrelatedOptions(category);
+  if (!llvm::cl::ParseCommandLineOptions(
+          argc, argv,
+          "collective-matmul-proptest: random modules through the collective-matmul passes "
+          "keep their numerics\n",
+          &llvm::errs()))
+    return 2;
+  auto start = std::chrono::steady_clock::now();
+  Tally tally;
+  if (case_flag >= 0)
+    RunOne(case_flag, tally);
+  else
+    for (int64_t i = 0; i < cases_flag; ++i)
+      RunOne(i, tally);
+  double seconds =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+
+  llvm::outs() << "collective-matmul-proptest --seed=" << seed_flag << ": "
+               << llvm::formatv("{0:F1}", seconds) << " s\n";
+  // The coverage rules need a sample large enough to be stable.
+  bool full_run = case_flag < 0 && cases_flag >= 100;
+  bool coverage_ok = CheckCoverage(tally, full_run);
+  if (verbose_flag)
+    for (const auto &[reason, count] : tally.missed_reasons)
+      llvm::outs() << llvm::formatv("  missed {0,4}x: {1}\n", count, reason);
+  llvm::outs() << tally.passed << " passed, " << tally.failed << " failed\n";
+  return tally.failed == 0 && coverage_ok ? 0 : 1;
+}
