@@ -53,7 +53,9 @@ private:
   const std::string &Recent(int back) {
     return recent_[recent_.size() - 1 - back % recent_.size()];
   }
-  std::string Name(const char *prefix) { return std::string(prefix) + "." + std::to_string(count_); }
+  std::string Name(const char *prefix) {
+    return std::string(prefix) + "." + std::to_string(count_);
+  }
   std::string Metadata(const char *op) {
     return ", metadata={op_name=\"jit(train_step)/jit(main)/transformer/layer_" +
            std::to_string(count_ / 1000) + "/" + op +

@@ -2,7 +2,8 @@
 # Builds loom (installing any missing Debian package first, see setup.sh),
 # then runs the main job on the bundled examples:
 #   examples/hlo/*.hlo   hlo-opt with the two Neuron collective-matmul passes,
-#                        remarks on, verified after every pass;
+#                        remarks on, verified after every pass, numerics
+#                        checked against the input by the interpreter;
 #   examples/bir/*.json  bir-opt splitting each program for LNC=2.
 # Each result is printed and written under out/examples/ ($LOOM_OUT_DIR).
 # A tool that is not built or an example folder that is absent is skipped
@@ -49,7 +50,7 @@ run_examples() {
 
 run_examples hlo-opt hlo hlo hlo \
   --passes=neuron_looped_einsum_replacer,neuron_looped_einsum_token_replacer \
-  --remarks --verify-each
+  --remarks --verify-each --check-numerics
 run_examples bir-opt bir json txt --lnc=2 --passes=lnc_splitter --emit=text
 
 echo "examples: $((ran - failed)) passed, $failed failed"

@@ -149,11 +149,6 @@ int Main(int argc, char **argv) {
   }
   if (input_path.empty())
     return UsageError("no input file (give a path, or '-' for stdin)");
-#ifndef LOOM_HAVE_NUMERICS_CHECK
-  if (check_numerics)
-    return UsageError("--check-numerics is not available: this build has no interpreter");
-#endif
-
   // Every pass name is checked before any input is read: a typo is a usage
   // error whatever the input holds.
   HloPassPipelineOptions pipeline_options;
@@ -202,8 +197,9 @@ int Main(int argc, char **argv) {
     PrintError(changed.takeError(), file_prefix);
     return kBadInput;
   }
-  // --verify-each has already checked the result of the last pass.
-  bool verified = verify_each && pipeline.pass_count() > 0;
+  // Without passes the module is the one verified above; with --verify-each
+  // the last pass's result has been verified already.
+  bool verified = pipeline.pass_count() == 0 || verify_each;
   if (!no_verify && !verified) {
     if (llvm::Error err = VerifyHloModule(**module)) {
       PrintError(std::move(err), file_prefix + "after the passes: ");
@@ -211,7 +207,6 @@ int Main(int argc, char **argv) {
     }
   }
 
-#ifdef LOOM_HAVE_NUMERICS_CHECK
   if (check_numerics) {
     NumericsCheckOptions numerics_options;
     numerics_options.seed = check_numerics_seed;
@@ -220,7 +215,6 @@ int Main(int argc, char **argv) {
       return kBadInput;
     }
   }
-#endif
 
   if (llvm::Error err = writeOutputAtomically(output_path, (*module)->ToString())) {
     PrintError(std::move(err));

@@ -60,13 +60,13 @@ llvm::cl::opt<std::string>
                                 "and compare every output of every device; exit 1 on a mismatch"),
                  llvm::cl::cat(category));
 llvm::cl::opt<double> rtol_flag("rtol", llvm::cl::value_desc("R"),
-                           llvm::cl::desc("Relative tolerance of float comparisons (default: "
-                                          "per element type, see docs/hlo-run.md)"),
-                           llvm::cl::cat(category));
+                                llvm::cl::desc("Relative tolerance of float comparisons (default: "
+                                               "per element type, see docs/hlo-run.md)"),
+                                llvm::cl::cat(category));
 llvm::cl::opt<double> atol_flag("atol", llvm::cl::value_desc("A"),
-                           llvm::cl::desc("Absolute tolerance of float comparisons (default: "
-                                          "per element type, see docs/hlo-run.md)"),
-                           llvm::cl::cat(category));
+                                llvm::cl::desc("Absolute tolerance of float comparisons (default: "
+                                               "per element type, see docs/hlo-run.md)"),
+                                llvm::cl::cat(category));
 llvm::cl::opt<int64_t>
     max_elements("max-elements", llvm::cl::value_desc("N"),
                  llvm::cl::desc("Print at most this many elements of an array; the middle of "
@@ -218,12 +218,17 @@ int main(int argc, char **argv) {
           "unless --input gives them. See docs/hlo-run.md.\n",
           &llvm::errs()))
     return kExitUsage;
+  if (!output_dir.empty() && !compare_file.empty()) {
+    llvm::WithColor::error(llvm::errs(), "hlo-run")
+        << "--output-dir cannot be used with --compare\n";
+    return kExitUsage;
+  }
   if (rtol_flag.getNumOccurrences() + atol_flag.getNumOccurrences() && compare_file.empty()) {
     llvm::WithColor::error(llvm::errs(), "hlo-run") << "--rtol and --atol need --compare\n";
     return kExitUsage;
   }
-  if ((rtol_flag.getNumOccurrences() && rtol_flag < 0) || (atol_flag.getNumOccurrences() && atol_flag < 0) ||
-      max_elements < 0) {
+  if ((rtol_flag.getNumOccurrences() && rtol_flag < 0) ||
+      (atol_flag.getNumOccurrences() && atol_flag < 0) || max_elements < 0) {
     llvm::WithColor::error(llvm::errs(), "hlo-run")
         << "--rtol, --atol and --max-elements must not be negative\n";
     return kExitUsage;

@@ -173,7 +173,10 @@ std::optional<std::string> CheckRefused(llvm::StringRef text, llvm::StringRef fi
   llvm::Error error = VerifyHloModule(**module);
   if (!error)
     return std::string("verification accepted a module it must refuse");
-  llvm::consumeError(std::move(error));
+  // The refusal must say where the problem is, not just that there is one.
+  std::string message = llvm::toString(std::move(error));
+  if (llvm::StringRef(message).find("instruction '") == llvm::StringRef::npos)
+    return "the verifier's error names no instruction: " + FirstLine(message);
   return std::nullopt;
 }
 

@@ -129,6 +129,25 @@ TEST(HloIR, PostOrderHandlesLongChainsWithoutRecursion) {
   EXPECT_EQ(f.comp->MakeInstructionPostOrder().size(), 200002u);
 }
 
+TEST(HloIR, ManyUsersStayUniqueAndRemovable) {
+  Fixture f;
+  std::vector<HloInstruction *> adds;
+  for (int i = 0; i < 1000; ++i)
+    adds.push_back(f.Add(f.p0, f.p0));
+  ASSERT_EQ(f.p0->user_count(), 1000);
+  ASSERT_FALSE(llvm::errorToBool(adds[10]->ReplaceOperandWith(0, f.p1)));
+  EXPECT_EQ(f.p0->user_count(), 1000) << "adds[10] still uses p0 as operand 1";
+  ASSERT_FALSE(llvm::errorToBool(adds[10]->ReplaceOperandWith(1, f.p1)));
+  EXPECT_EQ(f.p0->user_count(), 999);
+  EXPECT_FALSE(llvm::is_contained(f.p0->users(), adds[10]));
+  for (int i = 0; i < 500; ++i)
+    ASSERT_FALSE(llvm::errorToBool(f.comp->RemoveInstruction(adds[i + 500])));
+  EXPECT_EQ(f.p0->user_count(), 499);
+  ASSERT_FALSE(llvm::errorToBool(f.p0->ReplaceAllUsesWith(f.p1)));
+  EXPECT_EQ(f.p0->user_count(), 0);
+  EXPECT_EQ(f.p1->user_count(), 500);
+}
+
 TEST(HloIR, UniqueNamesAvoidEveryTakenName) {
   HloModule m("m");
   m.ReserveInstructionName("add");

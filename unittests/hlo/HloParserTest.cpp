@@ -94,11 +94,13 @@ ENTRY %main.3 (Arg_0.1: f32[2,3]) -> f32[2,3] {
 }
 
 TEST(HloParser, EveryPrimitiveType) {
+  auto is_array_type = [](PrimitiveType t) {
+    return t != PrimitiveType::TUPLE && t != PrimitiveType::BUFFER &&
+           t != PrimitiveType::TOKEN && t != PrimitiveType::OPAQUE_TYPE;
+  };
 #define LOOM_X(E, S, B)                                                        \
-  if (PrimitiveType::E != PrimitiveType::TUPLE && PrimitiveType::E != PrimitiveType::BUFFER &&  \
-      PrimitiveType::E != PrimitiveType::TOKEN && PrimitiveType::E != PrimitiveType::OPAQUE_TYPE) { \
-    EXPECT_EQ(ShapeText(S "[3,1]{0,1}"), S "[3,1]{0,1}");                       \
-  }
+  if (is_array_type(PrimitiveType::E))                                         \
+    EXPECT_EQ(ShapeText(S "[3,1]{0,1}"), S "[3,1]{0,1}");
   LOOM_PRIMITIVE_TYPE_LIST(LOOM_X)
 #undef LOOM_X
   EXPECT_EQ(ShapeText("token[]"), "token[]");

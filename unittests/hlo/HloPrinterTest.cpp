@@ -145,7 +145,8 @@ ENTRY e {
   ASSERT_TRUE(m);
   HloInstruction *b = Find(*m, "b"), *c = Find(*m, "c");
   EXPECT_EQ(c->ToString(),
-            "%c = f32[] exponential(f32[] %a), control-predecessors={%b}, metadata={op_name=\"x\"}");
+            "%c = f32[] exponential(f32[] %a), control-predecessors={%b}, "
+            "metadata={op_name=\"x\"}");
   b->RemoveControlDependencyTo(c);
   EXPECT_EQ(c->ToString(), "%c = f32[] exponential(f32[] %a), metadata={op_name=\"x\"}");
 }

@@ -50,8 +50,7 @@ TEST(NpyTest, HeaderIsWhatNumPyWrites) {
   size_t header_len = static_cast<uint8_t>(bytes[8]) | (static_cast<uint8_t>(bytes[9]) << 8);
   EXPECT_EQ((10 + header_len) % 64, 0u);
   EXPECT_EQ(bytes[10 + header_len - 1], '\n');
-  EXPECT_EQ(bytes.substr(10, 59),
-            "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }");
+  EXPECT_EQ(bytes.substr(10, 59), "{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }");
   EXPECT_EQ(bytes.size(), 10 + header_len + 24);
 }
 
@@ -111,8 +110,7 @@ TEST(NpyTest, RefusesWhatDoesNotFitTheParameter) {
             std::string::npos);
   EXPECT_NE(ErrorOf(NpyToLiteral(f4, Shape(PrimitiveType::F64, {2}))).find("cannot hold f64"),
             std::string::npos);
-  EXPECT_NE(ErrorOf(NpyToLiteral(f4, Shape::MakeTuple({}))).find("cannot hold"),
-            std::string::npos);
+  EXPECT_NE(ErrorOf(NpyToLiteral(f4, Shape::MakeTuple({}))).find("cannot hold"), std::string::npos);
   NpyArray bools{"|b1", {2}, std::string("\x01\x02", 2)};
   EXPECT_NE(ErrorOf(NpyToLiteral(bools, Shape(PrimitiveType::PRED, {2}))).find("not 0 or 1"),
             std::string::npos);
@@ -132,8 +130,7 @@ TEST(NpyTest, RefusesMalformedHeaders) {
   } cases[] = {
       {"\x93NUMPX\x01\x00", "bad magic"},
       {MakeFile(ok, data, 4), "version 4.0"},
-      {MakeFile("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", data),
-       "fortran_order"},
+      {MakeFile("{'descr': '<f4', 'fortran_order': True, 'shape': (1,), }", data), "fortran_order"},
       {MakeFile("{'descr': '>f4', 'fortran_order': False, 'shape': (1,), }", data),
        "unsupported .npy dtype '>f4'"},
       {MakeFile("{'descr': '<f4', 'shape': (1,), }", data), "must have the keys"},
@@ -145,8 +142,7 @@ TEST(NpyTest, RefusesMalformedHeaders) {
        "non-negative dimension"},
       {MakeFile("{'descr': '<f4', 'fortran_order': False, 'shape': (1,)", data),
        "expected ',' or '}'"},
-      {MakeFile("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", data),
-       "needs 8"},
+      {MakeFile("{'descr': '<f4', 'fortran_order': False, 'shape': (2,), }", data), "needs 8"},
       {MakeFile(ok, data + "x"), "is 5 bytes"},
       {MakeFile("{'descr': '<f4', 'fortran_order': False, 'shape': "
                 "(4294967296, 4294967296, 4294967296), }",

@@ -62,22 +62,20 @@ TEST(NumericsCheckTest, IntegersAreExact) {
 
 TEST(NumericsCheckTest, FloatTolerancesDependOnTheType) {
   // One bf16 ulp at 1.0 is 2^-7: inside bf16's tolerance, far outside f32's.
-  EXPECT_TRUE(Compare(Vector(PrimitiveType::BF16, {1.0}),
-                      Vector(PrimitiveType::BF16, {1.0078125}))
-                  .ok());
+  EXPECT_TRUE(
+      Compare(Vector(PrimitiveType::BF16, {1.0}), Vector(PrimitiveType::BF16, {1.0078125})).ok());
   ComparisonSummary f32 =
       Compare(Vector(PrimitiveType::F32, {1.0}), Vector(PrimitiveType::F32, {1.0078125}));
   EXPECT_FALSE(f32.ok());
-  EXPECT_NE(f32.first_mismatch.find("(f32: rtol 1e-05, atol 1e-06)"),
-            std::string::npos)
+  EXPECT_NE(f32.first_mismatch.find("(f32: rtol 1e-05, atol 1e-06)"), std::string::npos)
       << f32.first_mismatch;
   EXPECT_DOUBLE_EQ(f32.max_abs_error, 0.0078125);
   EXPECT_DOUBLE_EQ(f32.max_rel_error, 0.0078125);
   NumericsCheckOptions loose;
   loose.rtol = 1e-2;
-  EXPECT_TRUE(Compare(Vector(PrimitiveType::F32, {1.0}), Vector(PrimitiveType::F32, {1.0078125}),
-                      loose)
-                  .ok());
+  EXPECT_TRUE(
+      Compare(Vector(PrimitiveType::F32, {1.0}), Vector(PrimitiveType::F32, {1.0078125}), loose)
+          .ok());
   EXPECT_EQ(DefaultTolerance(PrimitiveType::BF16).rtol, 1e-2);
   EXPECT_EQ(DefaultTolerance(PrimitiveType::S8).rtol, 0);
 }
@@ -100,10 +98,10 @@ TEST(NumericsCheckTest, NanAndInfinity) {
 }
 
 TEST(NumericsCheckTest, TupleLeavesAreNamedByPath) {
-  Literal a = Literal::MakeTuple({Vector(PrimitiveType::F32, {1}),
-                                  Literal::MakeTuple({Vector(PrimitiveType::PRED, {1, 0})})});
-  Literal b = Literal::MakeTuple({Vector(PrimitiveType::F32, {1}),
-                                  Literal::MakeTuple({Vector(PrimitiveType::PRED, {1, 1})})});
+  Literal a = Literal::MakeTuple(
+      {Vector(PrimitiveType::F32, {1}), Literal::MakeTuple({Vector(PrimitiveType::PRED, {1, 0})})});
+  Literal b = Literal::MakeTuple(
+      {Vector(PrimitiveType::F32, {1}), Literal::MakeTuple({Vector(PrimitiveType::PRED, {1, 1})})});
   ComparisonSummary s = Compare(a, b);
   EXPECT_EQ(s.first_mismatch, "device 0, output {1,0}, element 1 (index [1]): reference false, "
                               "candidate true (pred: exact)");
@@ -127,7 +125,8 @@ ENTRY %main {
   %ag0 = f32[2,16,8] all-gather(%w0), channel_id=1, replica_groups={{0,1,2,3}}, dimensions={1}, use_global_device_ids=true
   %ag1 = f32[2,16,8] all-gather(%w1), channel_id=2, replica_groups={{0,1,2,3}}, dimensions={1}, use_global_device_ids=true
   %other = f32[2,16,3] dot(%ag1, %x), lhs_contracting_dims={2}, rhs_contracting_dims={0}
-)") + root + "\n}\n";
+)") + root +
+         "\n}\n";
 }
 
 std::string Fused(const char *weight) {
@@ -137,7 +136,8 @@ std::string Fused(const char *weight) {
                       .c_str());
 }
 
-const char *kReferenceRoot = R"(  %dot = f32[2,16,3] dot(%ag0, %x), lhs_contracting_dims={2}, rhs_contracting_dims={0}
+const char *kReferenceRoot =
+    R"(  %dot = f32[2,16,3] dot(%ag0, %x), lhs_contracting_dims={2}, rhs_contracting_dims={0}
   ROOT %t = (f32[2,16,3], f32[2,16,3]) tuple(%dot, %other))";
 
 TEST(NumericsCheckTest, CatchesAFusedCallThatReadsTheWrongWeight) {

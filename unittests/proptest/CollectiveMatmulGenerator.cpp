@@ -251,7 +251,8 @@ Geometry CaseGenerator::DrawGeometry() {
     geo.gather_factor = replicas_per_group * geo.num_partitions;
     std::string g = DrawGroups(geo.replica_count, groups, replicas_per_group, true);
     geo.group_attrs = channel + (g.empty() ? "" : ", " + g);
-    Note(llvm::formatv("replica-and-partition {0}x{1}", geo.replica_count, geo.num_partitions).str());
+    Note(llvm::formatv("replica-and-partition {0}x{1}", geo.replica_count, geo.num_partitions)
+             .str());
     Tag("replica-and-partition");
     return geo;
   }
@@ -302,8 +303,8 @@ void CaseGenerator::DrawGatherOperands() {
   };
   operands_ = {draw_weight(rank)};
   weight_index_ = 0;
-  tuple_ag_ = shape_ == MatcherShape::kLhsNxD ||
-              (shape_ == MatcherShape::kRhsRS && rng_.Chance(0.15));
+  tuple_ag_ =
+      shape_ == MatcherShape::kLhsNxD || (shape_ == MatcherShape::kRhsRS && rng_.Chance(0.15));
   Note(llvm::formatv("{0} weight {1} ag-dim {2}", type_, operands_[0].local.Text(), ag_dim_).str());
   if (!tuple_ag_)
     return;
@@ -330,7 +331,8 @@ void CaseGenerator::DrawGatherOperands() {
       ++weight_index_;
   }
   Note(llvm::formatv("combined {0} operands, dot reads {1}, token at {2}", operands_.size(),
-                     weight_index_, token_index_).str());
+                     weight_index_, token_index_)
+           .str());
 }
 
 ArrayShape CaseGenerator::DrawReshape(const ArrayShape &shape) {
@@ -451,8 +453,8 @@ CollectiveMatmulOptions CaseGenerator::DrawOptions() {
   options.compat = rng_.Chance(0.35);
   options.sb_to_sb_threshold_in_mb = Pick<int64_t>({0, 1, 16, 1024});
   Note(llvm::formatv("options: nxd={0} aggressive={1} compat={2} threshold={3}", options.nxd,
-                     options.permute_aggressive, options.compat,
-                     options.sb_to_sb_threshold_in_mb).str());
+                     options.permute_aggressive, options.compat, options.sb_to_sb_threshold_in_mb)
+           .str());
   return options;
 }
 
@@ -537,8 +539,8 @@ std::string CaseGenerator::WritePlainModule() {
     ArrayShape p = op.local;
     if (convert)
       p.type = op.carried_type;
-    Value v = c.Add(op.is_token ? "token" : "w", p.Text(),
-                    "parameter(" + std::to_string(param++) + ")");
+    Value v =
+        c.Add(op.is_token ? "token" : "w", p.Text(), "parameter(" + std::to_string(param++) + ")");
     if (convert)
       v = c.Add("convert", op.local.Text(), "convert(" + Ref(v) + ")");
     ag_operands.push_back(v);
@@ -582,16 +584,16 @@ std::string CaseGenerator::WriteWhileModule() {
   const int64_t n_ops = static_cast<int64_t>(operands_.size());
   const int64_t x_slot = 1 + n_ops, acc_slot = 2 + n_ops;
   auto gte = [&](ComputationWriter &c, const Value &p, int64_t i) {
-    return c.Add("gte", slot_shapes[i], "get-tuple-element(" + Ref(p) + "), index=" +
-                                            std::to_string(i));
+    return c.Add("gte", slot_shapes[i],
+                 "get-tuple-element(" + Ref(p) + "), index=" + std::to_string(i));
   };
 
   ComputationWriter cond("cond", &counter_);
   Value cp = cond.Add("p", state, "parameter(0)");
   Value ci = gte(cond, cp, 0);
   Value trip = cond.Add("trip", "s32[]", "constant(" + std::to_string(rng_.Uniform(1, 3)) + ")");
-  cond.SetRoot(cond.Add("lt", "pred[]",
-                        "compare(" + Ref(ci) + ", " + Ref(trip) + "), direction=LT"));
+  cond.SetRoot(
+      cond.Add("lt", "pred[]", "compare(" + Ref(ci) + ", " + Ref(trip) + "), direction=LT"));
 
   ComputationWriter body("body", &counter_);
   Value bp = body.Add("p", state, "parameter(0)");
@@ -601,17 +603,17 @@ std::string CaseGenerator::WriteWhileModule() {
   std::vector<Value> ag_operands;
   for (int64_t i = 0; i < n_ops; ++i) {
     const GatherOperand &op = operands_[i];
-    ag_operands.push_back(op.is_token ? slots[1 + i]
-                                      : body.Add("convert", op.local.Text(),
-                                                 "convert(" + Ref(slots[1 + i]) + ")"));
+    ag_operands.push_back(
+        op.is_token ? slots[1 + i]
+                    : body.Add("convert", op.local.Text(), "convert(" + Ref(slots[1 + i]) + ")"));
   }
   Value ag = body.Add("all-gather", AllGatherShape(), AllGatherRest(ag_operands));
   Value dot = WriteDot(body, WriteWeightOperand(body, ag), WriteActivation(body, slots[x_slot]));
   std::vector<Value> next = slots;
   Value one = body.Add("one", "s32[]", "constant(1)");
   next[0] = body.Add("next", "s32[]", "add(" + Ref(slots[0]) + ", " + Ref(one) + ")");
-  next[acc_slot] = body.Add("acc", dot_.result.Text(),
-                            "add(" + Ref(slots[acc_slot]) + ", " + Ref(dot) + ")");
+  next[acc_slot] =
+      body.Add("acc", dot_.result.Text(), "add(" + Ref(slots[acc_slot]) + ", " + Ref(dot) + ")");
   if (token_index_ >= 0) // the gathered token goes round the loop
     next[1 + token_index_] =
         body.Add("token", slot_shapes[1 + token_index_],
@@ -624,18 +626,17 @@ std::string CaseGenerator::WriteWhileModule() {
     init.push_back(main.Add(i == x_slot ? "x" : "w", slot_shapes[i],
                             "parameter(" + std::to_string(i - 1) + ")"));
   Value zero = main.Add("zero", type_ + "[]", "constant(0)");
-  init.push_back(main.Add("acc", dot_.result.Text(), "broadcast(" + Ref(zero) + "), dimensions={}"));
+  init.push_back(
+      main.Add("acc", dot_.result.Text(), "broadcast(" + Ref(zero) + "), dimensions={}"));
   Value tuple = main.Add("init", state, "tuple(" + Refs(init) + ")");
-  main.SetRoot(main.Add("while", state,
-                        "while(" + Ref(tuple) + "), condition=%cond, body=%body"));
+  main.SetRoot(main.Add("while", state, "while(" + Ref(tuple) + "), condition=%cond, body=%body"));
   return Header() + cond.Text(false) + "\n" + body.Text(false) + "\n" + main.Text(true);
 }
 
 // The coverage tags of the drawn case (the geometry tags itself).
 void CaseGenerator::TagCase(bool in_while) {
   static const char *const kActivation[] = {"activation-param", "activation-computed",
-                                            "activation-gathered",
-                                            "activation-gathered-computed"};
+                                            "activation-gathered", "activation-gathered-computed"};
   Tag(in_while ? "while" : "plain");
   Tag(type_);
   Tag("weight-rank-" + std::to_string(operands_[weight_index_].local.rank()));
@@ -673,7 +674,8 @@ GeneratedCase CaseGenerator::Generate() {
   activation_kind_ = static_cast<ActivationKind>(Pick<int>({0, 0, 0, 0, 0, 1, 2, 3}));
   dot_ = DrawDot(weight_seen_);
   Note(llvm::formatv("dot weight {0} activation {1} -> {2}", weight_seen_.Text(),
-                     dot_.activation.Text(), dot_.result.Text()).str());
+                     dot_.activation.Text(), dot_.result.Text())
+           .str());
   output_extras_ = rng_.Chance(0.5);
   TagCase(in_while);
   result.options = DrawOptions();

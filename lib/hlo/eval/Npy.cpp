@@ -171,8 +171,8 @@ int DescrItemSize(llvm::StringRef descr) {
   static constexpr struct {
     const char *descr;
     int size;
-  } kKnown[] = {{"|b1", 1}, {"|i1", 1}, {"|u1", 1}, {"<i2", 2}, {"<i4", 4},
-                {"<i8", 8}, {"<u2", 2}, {"<u4", 4}, {"<u8", 8}, {"<f2", 2},
+  } kKnown[] = {{"|b1", 1}, {"|i1", 1}, {"|u1", 1}, {"<i2", 2},  {"<i4", 4},
+                {"<i8", 8}, {"<u2", 2}, {"<u4", 4}, {"<u8", 8},  {"<f2", 2},
                 {"<f4", 4}, {"<f8", 8}, {"<c8", 8}, {"<c16", 16}};
   for (const auto &known : kKnown)
     if (descr == known.descr)
@@ -215,16 +215,16 @@ std::string FormatNpyShape(llvm::ArrayRef<int64_t> dims) {
 }
 
 bool IsSmallFloatType(PrimitiveType type) {
-  return IsFloatingPointType(type) && type != PrimitiveType::F16 &&
-         type != PrimitiveType::F32 && type != PrimitiveType::F64;
+  return IsFloatingPointType(type) && type != PrimitiveType::F16 && type != PrimitiveType::F32 &&
+         type != PrimitiveType::F64;
 }
 
 // How the bytes of one dtype become elements of one element type.
 enum class Transfer {
-  kRawCopy,  // identical storage
-  kFloat32,  // `<f4` values rounded into a smaller float type
+  kRawCopy,       // identical storage
+  kFloat32,       // `<f4` values rounded into a smaller float type
   kIntegerValues, // `|i1`/`|u1` values range-checked into a sub-byte type
-  kBool,     // `|b1` bytes that must be 0 or 1
+  kBool,          // `|b1` bytes that must be 0 or 1
 };
 
 std::optional<Transfer> TransferFor(PrimitiveType type, llvm::StringRef descr) {
@@ -390,8 +390,8 @@ llvm::Expected<NpyArray> ParseNpy(llvm::StringRef bytes) {
 }
 
 std::string SerializeNpy(const NpyArray &array) {
-  std::string dict = "{'descr': '" + array.descr + "', 'fortran_order': False, 'shape': " +
-                     FormatNpyShape(array.shape) + ", }";
+  std::string dict = "{'descr': '" + array.descr +
+                     "', 'fortran_order': False, 'shape': " + FormatNpyShape(array.shape) + ", }";
   // Version 1.0 has a 2-byte header length; bigger headers need 2.0.
   size_t unpadded_v1 = kPreambleSize + 2 + dict.size() + 1;
   int length_size = unpadded_v1 + kAlignment <= 65535 ? 2 : 4;
@@ -417,8 +417,8 @@ llvm::Expected<Literal> NpyToLiteral(const NpyArray &array, const Shape &shape) 
   PrimitiveType type = shape.element_type();
   std::optional<Transfer> transfer = TransferFor(type, array.descr);
   if (!transfer)
-    return makeError("the .npy dtype '" + array.descr + "' cannot hold " +
-                     PrimitiveTypeName(type) + " (expected " + AcceptedDescrs(type) + ")");
+    return makeError("the .npy dtype '" + array.descr + "' cannot hold " + PrimitiveTypeName(type) +
+                     " (expected " + AcceptedDescrs(type) + ")");
   Literal literal(shape);
   switch (*transfer) {
   case Transfer::kRawCopy:

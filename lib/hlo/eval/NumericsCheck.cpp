@@ -91,8 +91,7 @@ ElementError CompareExact(const Literal &reference, const Literal &candidate, in
     if (a == b)
       return {};
     double abs = static_cast<double>(a > b ? a - b : b - a);
-    return {abs, b ? abs / static_cast<double>(b) : std::numeric_limits<double>::infinity(),
-            false};
+    return {abs, b ? abs / static_cast<double>(b) : std::numeric_limits<double>::infinity(), false};
   }
   int64_t a = candidate.GetAsInt64(i), b = reference.GetAsInt64(i);
   if (a == b)
@@ -118,9 +117,9 @@ void CompareArrays(const Literal &reference, const Literal &candidate,
   bool inexact = IsFloatingPointType(type) || IsComplexType(type);
   Tolerance tol = EffectiveTolerance(type, options);
   for (int64_t i = 0; i < reference.element_count(); ++i) {
-    ElementError e = inexact ? CompareFloat(candidate.GetAsComplex(i),
-                                            reference.GetAsComplex(i), tol)
-                             : CompareExact(reference, candidate, i);
+    ElementError e = inexact
+                         ? CompareFloat(candidate.GetAsComplex(i), reference.GetAsComplex(i), tol)
+                         : CompareExact(reference, candidate, i);
     ++summary.elements_compared;
     summary.max_abs_error = std::max(summary.max_abs_error, e.abs);
     summary.max_rel_error = std::max(summary.max_rel_error, e.rel);
@@ -147,9 +146,8 @@ llvm::Error CompareRecursive(const Literal &reference, const Literal &candidate,
                              std::vector<int64_t> &path, ComparisonSummary &summary) {
   std::string here = (where.empty() ? "" : where.str() + ", ") + FormatPath(path);
   if (!reference.shape().Compatible(candidate.shape()))
-    return makeError(here + ": the shapes differ: reference " +
-                     reference.shape().ToString(false) + ", candidate " +
-                     candidate.shape().ToString(false));
+    return makeError(here + ": the shapes differ: reference " + reference.shape().ToString(false) +
+                     ", candidate " + candidate.shape().ToString(false));
   if (reference.IsTuple()) {
     const auto &ref_elements = reference.tuple_elements();
     const auto &cand_elements = candidate.tuple_elements();
@@ -198,8 +196,7 @@ llvm::Expected<std::vector<Literal>> Run(const HloModule &module, llvm::StringRe
                                          const std::vector<std::vector<Literal>> &args) {
   auto results = RunSpmd(module, args);
   if (!results)
-    return makeError("cannot run the " + role + " module: " +
-                     llvm::toString(results.takeError()));
+    return makeError("cannot run the " + role + " module: " + llvm::toString(results.takeError()));
   return results;
 }
 
@@ -257,12 +254,12 @@ llvm::Expected<ComparisonSummary> CompareDeviceResults(const std::vector<Literal
                                                        const std::vector<Literal> &candidate,
                                                        const NumericsCheckOptions &options) {
   if (reference.size() != candidate.size())
-    return makeError(llvm::formatv("the runs have {0} and {1} devices", reference.size(),
-                                   candidate.size()));
+    return makeError(
+        llvm::formatv("the runs have {0} and {1} devices", reference.size(), candidate.size()));
   ComparisonSummary total;
   for (size_t d = 0; d < reference.size(); ++d) {
-    auto summary = CompareLiterals(reference[d], candidate[d], options,
-                                   "device " + std::to_string(d));
+    auto summary =
+        CompareLiterals(reference[d], candidate[d], options, "device " + std::to_string(d));
     if (!summary)
       return summary.takeError();
     total.Merge(*summary);

@@ -113,7 +113,7 @@ bool HloComputation::RemoveDeadInstructions() {
     i->DropAllControlDeps();
   }
   for (HloInstruction *i : dead) {
-    i->users_.clear();
+    i->ClearUsers();
     instructions_.erase(i->self_);
   }
   return !dead.empty();

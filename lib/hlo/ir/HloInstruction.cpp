@@ -33,15 +33,47 @@ std::string HloInstruction::OpcodeText() const {
   return (HloOpcodeString(*async_wrapped_) + suffix).str();
 }
 
+static constexpr size_t kUserIndexThreshold = 16;
+
 void HloInstruction::AddUser(HloInstruction *user) {
-  if (!llvm::is_contained(users_, user))
-    users_.push_back(user);
+  if (user_index_) {
+    if (user_index_->try_emplace(user, users_.size()).second)
+      users_.push_back(user);
+    return;
+  }
+  if (llvm::is_contained(users_, user))
+    return;
+  users_.push_back(user);
+  if (users_.size() <= kUserIndexThreshold)
+    return;
+  user_index_ = std::make_unique<llvm::DenseMap<HloInstruction *, size_t>>();
+  for (size_t i = 0; i < users_.size(); ++i)
+    user_index_->try_emplace(users_[i], i);
 }
 
 void HloInstruction::RemoveUser(HloInstruction *user) {
-  auto it = llvm::find(users_, user);
-  if (it != users_.end())
-    users_.erase(it);
+  if (!user_index_) {
+    auto it = llvm::find(users_, user);
+    if (it != users_.end())
+      users_.erase(it);
+    return;
+  }
+  auto it = user_index_->find(user);
+  if (it == user_index_->end())
+    return;
+  // Swap with the last user so removal stays O(1) on long lists.
+  size_t pos = it->second;
+  user_index_->erase(it);
+  if (pos + 1 != users_.size()) {
+    users_[pos] = users_.back();
+    (*user_index_)[users_[pos]] = pos;
+  }
+  users_.pop_back();
+}
+
+void HloInstruction::ClearUsers() {
+  users_.clear();
+  user_index_.reset();
 }
 
 void HloInstruction::AppendOperand(HloInstruction *operand) {
@@ -81,7 +113,7 @@ llvm::Error HloInstruction::ReplaceAllUsesWith(HloInstruction *other) {
         op = other;
     other->AddUser(user);
   }
-  users_.clear();
+  ClearUsers();
   if (parent_ && parent_->root_instruction() == this)
     parent_->set_root_instruction(other);
   return llvm::Error::success();

@@ -10,7 +10,9 @@ namespace {
 using Attribute = HloInstruction::Attribute;
 using AttributeKind = HloInstruction::AttributeKind;
 
-llvm::StringRef NameOf(const HloComputation *c) { return c ? llvm::StringRef(c->name()) : "<null>"; }
+llvm::StringRef NameOf(const HloComputation *c) {
+  return c ? llvm::StringRef(c->name()) : "<null>";
+}
 
 class Comparer {
 public:

@@ -2,8 +2,8 @@
 //
 // One pass over the buffer with a cursor: hand-written token readers and
 // recursive descent, no regex and no token objects. Names, attribute values
-// and literals are StringRefs into the input until they are stored in the IR,
-// so the only allocations are the IR's own.
+// and literals are StringRefs into the input until they are stored in the IR;
+// nothing is allocated per token, only per IR object and per name table.
 //
 // Everything the IR keeps verbatim (attribute values, literals, layout
 // attributes, header attributes) is delimited by a balanced scan over (), []
@@ -93,7 +93,9 @@ bool ParseIntListText(llvm::StringRef text, llvm::SmallVectorImpl<int64_t> &out)
 /// Names are looked up once per operand; FNV-1a inlined here is cheaper
 /// than the out-of-line general-purpose hash DenseMap uses for StringRef.
 struct NameInfo {
-  static llvm::StringRef getEmptyKey() { return llvm::DenseMapInfo<llvm::StringRef>::getEmptyKey(); }
+  static llvm::StringRef getEmptyKey() {
+    return llvm::DenseMapInfo<llvm::StringRef>::getEmptyKey();
+  }
   static llvm::StringRef getTombstoneKey() {
     return llvm::DenseMapInfo<llvm::StringRef>::getTombstoneKey();
   }

@@ -137,10 +137,10 @@ private:
   /// callee's root shape against `result` (unless null).
   void CheckCalleeSignature(const HloComputation &callee, llvm::StringRef role,
                             llvm::ArrayRef<const Shape *> args, const Shape *result);
-  /// Group size of a collective as XLA derives it; nullopt when it cannot be
-  /// known from the module (see docs/hlo-verifier.md).
-  std::optional<int64_t> CollectiveGroupSize(bool has_global_device_ids_flag,
-                                             bool uniform_groups);
+  /// Group size of an all-gather, all-reduce or reduce-scatter as XLA
+  /// derives it; nullopt when the module does not tell (see
+  /// docs/hlo-verifier.md).
+  std::optional<int64_t> CollectiveGroupSize(bool uniform_groups);
   /// Result shape of operand `i` of a collective with `n` operands: the
   /// result itself when n == 1, its tuple element i otherwise.
   const Shape *CollectiveResult(int64_t i, int64_t n);
@@ -889,8 +889,7 @@ void Verifier::CheckReduce() {
          " parameters, has " + llvm::Twine(reducer->num_parameters()));
 }
 
-std::optional<int64_t> Verifier::CollectiveGroupSize(bool has_global_device_ids_flag,
-                                                     bool uniform_groups) {
+std::optional<int64_t> Verifier::CollectiveGroupSize(bool uniform_groups) {
   // XLA's mesh-axes form (`mesh['x'=2,'y'=2] {'y'}`) names the groups by
   // mesh axes; it is not decoded, so its size is unknown.
   const std::string *text = inst_->FindAttribute("replica_groups");
@@ -919,7 +918,7 @@ std::optional<int64_t> Verifier::CollectiveGroupSize(bool has_global_device_ids_
     }
   }
   bool has_channel = GetChannelId(*inst_).has_value();
-  bool global_ids = has_global_device_ids_flag && GetUseGlobalDeviceIds(*inst_);
+  bool global_ids = GetUseGlobalDeviceIds(*inst_);
   if (!has_channel && global_ids) {
     Fail("use_global_device_ids=true requires a channel_id");
     return std::nullopt;
@@ -930,12 +929,11 @@ std::optional<int64_t> Verifier::CollectiveGroupSize(bool has_global_device_ids_
   if (!has_channel) {
     // Cross-replica: groups of replicas; none listed means all of them.
     size = explicit_size ? explicit_size : module_.replica_count();
-  } else if (!has_global_device_ids_flag) {
-    // Cross-partition (collective-permute, all-to-all with a channel).
-    size = explicit_size ? explicit_size : module_.num_partitions();
   } else if (!global_ids) {
     // Cross-replica-and-partition: each replica group spans every partition.
-    size = (explicit_size ? explicit_size : module_.replica_count()) * module_.num_partitions();
+    int64_t replicas = explicit_size ? explicit_size : module_.replica_count();
+    if (__builtin_mul_overflow(replicas, module_.num_partitions(), &size))
+      return std::nullopt;
   } else {
     // Flattened ids: the groups list global device ids. XLA requires them to
     // be listed; an empty list gives no size.
@@ -981,8 +979,7 @@ void Verifier::CheckAllGather() {
   if (!dim_or)
     return FailAccessor(dim_or.takeError());
   int64_t dim = *dim_or;
-  std::optional<int64_t> group = CollectiveGroupSize(/*has_global_device_ids_flag=*/true,
-                                                     /*uniform_groups=*/true);
+  std::optional<int64_t> group = CollectiveGroupSize(/*uniform_groups=*/true);
   for (int64_t i = 0; i < n; ++i) {
     const Shape &in = inst_->operand(i)->shape();
     const Shape *out = CollectiveResult(i, n);
@@ -1027,7 +1024,8 @@ void Verifier::CheckAllReduce() {
     Fail("all-reduce needs at least one operand");
     return;
   }
-  CollectiveGroupSize(/*has_global_device_ids_flag=*/true, /*uniform_groups=*/false);
+  // All-reduce groups may differ in size; only their ids are checked.
+  CollectiveGroupSize(/*uniform_groups=*/false);
   for (int64_t i = 0; i < n; ++i) {
     const Shape &in = inst_->operand(i)->shape();
     const Shape *out = CollectiveResult(i, n);
@@ -1052,8 +1050,7 @@ void Verifier::CheckReduceScatter() {
   if (!dim_or)
     return FailAccessor(dim_or.takeError());
   int64_t dim = *dim_or;
-  std::optional<int64_t> group = CollectiveGroupSize(/*has_global_device_ids_flag=*/true,
-                                                     /*uniform_groups=*/true);
+  std::optional<int64_t> group = CollectiveGroupSize(/*uniform_groups=*/true);
   for (int64_t i = 0; i < n; ++i) {
     const Shape &in = inst_->operand(i)->shape();
     const Shape *out = CollectiveResult(i, n);

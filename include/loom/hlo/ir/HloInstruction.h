@@ -18,6 +18,7 @@
 #include "loom/hlo/ir/Shape.h"
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -135,6 +136,7 @@ private:
   HloInstruction(HloOpcode opcode, Shape shape);
   void AddUser(HloInstruction *user);
   void RemoveUser(HloInstruction *user);
+  void ClearUsers();
 
   HloOpcode opcode_;
   std::optional<HloOpcode> async_wrapped_;
@@ -142,6 +144,9 @@ private:
   Shape shape_;
   std::vector<HloInstruction *> operands_;
   std::vector<HloInstruction *> users_;
+  // Position of each user in users_, built once the list grows past a few
+  // entries: a parameter used 100k times must not make parsing quadratic.
+  std::unique_ptr<llvm::DenseMap<HloInstruction *, size_t>> user_index_;
   std::vector<HloInstruction *> control_preds_;
   std::vector<HloInstruction *> control_succs_;
   std::vector<Attribute> attributes_;
