@@ -206,6 +206,22 @@ int RunCompare(const HloModule &module, const std::vector<std::vector<Literal>> 
   return Fail(makeError(input_file + " differs from " + compare_file));
 }
 
+// The usage rules the option parser cannot express; empty when they hold.
+std::string UsageProblem() {
+  bool tolerances = rtol_flag.getNumOccurrences() || atol_flag.getNumOccurrences();
+  if (!output_dir.empty() && !compare_file.empty())
+    return "--output-dir cannot be used with --compare";
+  if (tolerances && compare_file.empty())
+    return "--rtol and --atol need --compare";
+  if ((rtol_flag.getNumOccurrences() && rtol_flag < 0) ||
+      (atol_flag.getNumOccurrences() && atol_flag < 0) || max_elements < 0)
+    return "--rtol, --atol and --max-elements must not be negative";
+  for (const std::string &text : inputs)
+    if (!ParseInputSpec(text))
+      return "bad --input '" + text + "': expected DEVICE:PARAM=FILE.npy";
+  return "";
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -218,31 +234,13 @@ int main(int argc, char **argv) {
           "unless --input gives them. See docs/hlo-run.md.\n",
           &llvm::errs()))
     return kExitUsage;
-  if (!output_dir.empty() && !compare_file.empty()) {
-    llvm::WithColor::error(llvm::errs(), "hlo-run")
-        << "--output-dir cannot be used with --compare\n";
-    return kExitUsage;
-  }
-  if (rtol_flag.getNumOccurrences() + atol_flag.getNumOccurrences() && compare_file.empty()) {
-    llvm::WithColor::error(llvm::errs(), "hlo-run") << "--rtol and --atol need --compare\n";
-    return kExitUsage;
-  }
-  if ((rtol_flag.getNumOccurrences() && rtol_flag < 0) ||
-      (atol_flag.getNumOccurrences() && atol_flag < 0) || max_elements < 0) {
-    llvm::WithColor::error(llvm::errs(), "hlo-run")
-        << "--rtol, --atol and --max-elements must not be negative\n";
+  if (std::string problem = UsageProblem(); !problem.empty()) {
+    llvm::WithColor::error(llvm::errs(), "hlo-run") << problem << "\n";
     return kExitUsage;
   }
   std::vector<InputSpec> specs;
-  for (const std::string &text : inputs) {
-    std::optional<InputSpec> spec = ParseInputSpec(text);
-    if (!spec) {
-      llvm::WithColor::error(llvm::errs(), "hlo-run")
-          << "bad --input '" << text << "': expected DEVICE:PARAM=FILE.npy\n";
-      return kExitUsage;
-    }
-    specs.push_back(*spec);
-  }
+  for (const std::string &text : inputs)
+    specs.push_back(*ParseInputSpec(text));
 
   auto module = LoadModule(input_file);
   if (!module)
