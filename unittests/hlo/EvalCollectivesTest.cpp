@@ -59,6 +59,15 @@ TEST(EvalCollectivesTest, AllGatherCrossReplica) {
                                 "  ROOT g = s32[4] all-gather(p), replica_groups={{1,0}}, "
                                 "dimensions={0}\n");
   EXPECT_EQ(RunAll(reversed, PerDeviceArgs(4, 2))[0], "s32[4]{0} {200, 201, 0, 1}");
+  // Iota groups list replicas too: [2,2]<=[4] is {{0,1},{2,3}}.
+  std::string iota = Module("replica_count=4, num_partitions=2",
+                            "  p = s32[1] parameter(0)\n"
+                            "  ROOT g = s32[2] all-gather(p), replica_groups=[2,2]<=[4], "
+                            "dimensions={0}\n");
+  EXPECT_EQ(RunAll(iota, PerDeviceArgs(8, 1)),
+            (Strings{"s32[2]{0} {0, 200}", "s32[2]{0} {100, 300}", "s32[2]{0} {0, 200}",
+                     "s32[2]{0} {100, 300}", "s32[2]{0} {400, 600}", "s32[2]{0} {500, 700}",
+                     "s32[2]{0} {400, 600}", "s32[2]{0} {500, 700}"}));
 }
 
 TEST(EvalCollectivesTest, AllGatherCrossReplicaAndPartition) {
@@ -262,6 +271,32 @@ wrapped {
       "replica_groups={{0,1}}, dimensions={0}\n"
       "  ROOT d = (s32[2], s32[2]) all-gather-done(s)\n");
   EXPECT_EQ(RunAll(multi, PerDeviceArgs(2, 1))[1], "(s32[2]{0}, s32[2]{0}) ({0, 100}, {0, -100})");
+}
+
+TEST(EvalCollectivesTest, AsyncSugarRunsTheWrappedOp) {
+  std::string text = Module("replica_count=2",
+                            "  p = s32[2] parameter(0)\n"
+                            "  s = ((s32[2]), s32[2], s32[]) negate-start(p)\n"
+                            "  u = ((s32[2]), s32[2], s32[]) negate-update(s)\n"
+                            "  d = s32[2] negate-done(u)\n"
+                            "  gs = ((s32[2]), s32[4], s32[]) all-gather-start(d), "
+                            "replica_groups={{1,0}}, dimensions={0}\n"
+                            "  ROOT gd = s32[4] all-gather-done(gs)\n");
+  EXPECT_EQ(RunAll(text, PerDeviceArgs(2, 2))[0], "s32[4]{0} {-100, -101, 0, -1}");
+}
+
+TEST(EvalCollectivesTest, ReduceScatterRankZeroAndBroadcast) {
+  std::string text = Module("replica_count=2",
+                            "  p = s32[2] parameter(0)\n"
+                            "  c = s32[] constant(5)\n"
+                            "  rs = (s32[1], s32[]) reduce-scatter(p, c), replica_groups={{0,1}}, "
+                            "dimensions={0}, to_apply=add\n"
+                            "  b = s32[2] collective-broadcast(p), replica_groups={{1,0}}\n"
+                            "  ROOT t = ((s32[1], s32[]), s32[2]) tuple(rs, b)\n",
+                            kAdd);
+  EXPECT_EQ(RunAll(text, PerDeviceArgs(2, 2)),
+            (Strings{"((s32[1]{0}, s32[]), s32[2]{0}) (({100}, 5), {100, 101})",
+                     "((s32[1]{0}, s32[]), s32[2]{0}) (({102}, 5), {100, 101})"}));
 }
 
 TEST(EvalCollectivesTest, ReplicaAndPartitionIds) {

@@ -481,4 +481,116 @@ TEST(EvalOpsTest, LongChainsFreeTheirValues) {
   EXPECT_EQ(stats.final_live_bytes, 0);
 }
 
+TEST(EvalOpsTest, GatherAndScatter) {
+  const char *text = R"(
+HloModule m
+add {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  ROOT s = s32[] add(a, b)
+}
+ENTRY e {
+  a = s32[3,3] parameter(0)
+  i = s32[3] parameter(1)
+  g = s32[3,3] gather(a, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}
+  u = s32[3,3] constant({ {10, 20, 30}, {40, 50, 60}, {70, 80, 90} })
+  s = s32[3,3] scatter(a, i, u), update_window_dims={1}, inserted_window_dims={0}, scatter_dims_to_operand_dims={0}, index_vector_dim=1, to_apply=add
+  ROOT t = (s32[3,3], s32[3,3]) tuple(g, s)
+})";
+  // Index 7 is clamped to the last row by gather and skipped by scatter;
+  // the repeated index 1 accumulates both updates... here index 0 twice.
+  EXPECT_EQ(Run1(text, {Array(PrimitiveType::S32, {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}),
+                        Vec(PrimitiveType::S32, {2, 0, 7})}),
+            "(s32[3,3]{1,0}, s32[3,3]{1,0}) ({ { 7, 8, 9 }, { 1, 2, 3 }, { 7, 8, 9 } }, "
+            "{ { 41, 52, 63 }, { 4, 5, 6 }, { 17, 28, 39 } })");
+  EXPECT_EQ(Run1(text, {Array(PrimitiveType::S32, {3, 3}, {1, 2, 3, 4, 5, 6, 7, 8, 9}),
+                        Vec(PrimitiveType::S32, {1, 1, -1})}),
+            "(s32[3,3]{1,0}, s32[3,3]{1,0}) ({ { 4, 5, 6 }, { 4, 5, 6 }, { 1, 2, 3 } }, "
+            "{ { 1, 2, 3 }, { 54, 75, 96 }, { 7, 8, 9 } })");
+}
+
+TEST(EvalOpsTest, SortIsStable) {
+  const char *text = R"(
+HloModule m
+lt {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  c = f32[] parameter(2)
+  d = f32[] parameter(3)
+  ROOT r = pred[] compare(a, b), direction=LT
+}
+by_abs {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  x = s32[] abs(a)
+  y = s32[] abs(b)
+  ROOT r = pred[] compare(x, y), direction=GT
+}
+ENTRY e {
+  k = s32[2,4] parameter(0)
+  v = f32[2,4] parameter(1)
+  s = (s32[2,4], f32[2,4]) sort(k, v), dimensions={1}, to_apply=lt
+  a = s32[2,4] sort(k), dimensions={1}, to_apply=by_abs, is_stable=true
+  ROOT t = ((s32[2,4], f32[2,4]), s32[2,4]) tuple(s, a)
+})";
+  EXPECT_EQ(Run1(text, {Array(PrimitiveType::S32, {2, 4}, {3, 1, 3, -2, 0, 5, -5, 0}),
+                        Array(PrimitiveType::F32, {2, 4}, {0, 1, 2, 3, 4, 5, 6, 7})}),
+            "((s32[2,4]{1,0}, f32[2,4]{1,0}), s32[2,4]{1,0}) (({ { -2, 1, 3, 3 }, { -5, 0, 0, 5 } }, "
+            "{ { 3, 1, 0, 2 }, { 6, 4, 7, 5 } }), { { 3, 3, -2, 1 }, { 5, -5, 0, 0 } })");
+}
+
+TEST(EvalOpsTest, ReduceWindowAndSelectAndScatter) {
+  const char *text = R"(
+HloModule m
+add {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT s = f32[] add(a, b)
+}
+ge {
+  a = f32[] parameter(0)
+  b = f32[] parameter(1)
+  ROOT r = pred[] compare(a, b), direction=GE
+}
+ENTRY e {
+  x = f32[4] parameter(0)
+  z = f32[] constant(0)
+  r = f32[3] reduce-window(x, z), window={size=2}, to_apply=add
+  p = f32[5] reduce-window(x, z), window={size=2 pad=1_1}, to_apply=add
+  d = f32[2] reduce-window(x, z), window={size=2 stride=2 rhs_dilate=1}, to_apply=add
+  src = f32[2] constant({10, 20})
+  s = f32[4] select-and-scatter(x, src, z), window={size=2 stride=2}, select=ge, scatter=add
+  ROOT t = (f32[3], f32[5], f32[2], f32[4]) tuple(r, p, d, s)
+})";
+  EXPECT_EQ(Run1(text, {Vec(PrimitiveType::F32, {1, 5, 2, 8})}),
+            "(f32[3]{0}, f32[5]{0}, f32[2]{0}, f32[4]{0}) ({6, 7, 10}, {1, 6, 7, 10, 8}, "
+            "{6, 10}, {0, 10, 0, 20})");
+}
+
+TEST(EvalOpsTest, MapMulhiCopyStartDimensionSize) {
+  const char *text = R"(
+HloModule m
+f {
+  a = s32[] parameter(0)
+  b = s32[] parameter(1)
+  m = s32[] maximum(a, b)
+  one = s32[] constant(1)
+  ROOT r = s32[] add(m, one)
+}
+ENTRY e {
+  a = s32[3] parameter(0)
+  b = s32[3] parameter(1)
+  mp = s32[3] map(a, b), dimensions={0}, to_apply=f
+  mh = s32[3] mulhi(a, b)
+  cs = (s32[3], s32[3], u32[]) copy-start(a)
+  cd = s32[3] copy-done(cs)
+  ds = s32[] get-dimension-size(a), dimensions={0}
+  ROOT t = (s32[3], s32[3], s32[3], s32[]) tuple(mp, mh, cd, ds)
+})";
+  EXPECT_EQ(Run1(text, {Vec(PrimitiveType::S32, {1073741824, -1, 7}),
+                        Vec(PrimitiveType::S32, {4, 1, -9})}),
+            "(s32[3]{0}, s32[3]{0}, s32[3]{0}, s32[]) ({1073741825, 2, 8}, {1, -1, -1}, "
+            "{1073741824, -1, 7}, 3)");
+}
+
 } // namespace

@@ -180,6 +180,11 @@ private:
   ActivationKind activation_kind_ = ActivationKind::kPlain;
   ArrayShape activation_local_;
   bool output_extras_ = false;
+  // The gathered weight is also an output, so its all-gather outlives the
+  // fusion (plain modules).
+  bool share_weight_ = false;
+  // The dot's element type: `type_`, or f32 accumulation of bf16 operands.
+  std::string result_type_;
   int64_t counter_ = 0;
 };
 
@@ -438,7 +443,7 @@ DotPlan CaseGenerator::DrawDot(const ArrayShape &weight) {
   std::vector<int64_t> wf = free_of(weight, plan.weight_contracting, plan.weight_batch);
   std::vector<int64_t> af =
       free_of(plan.activation, plan.activation_contracting, plan.activation_batch);
-  plan.result.type = type_;
+  plan.result.type = result_type_;
   for (int64_t b : plan.weight_batch)
     plan.result.dims.push_back(weight.dims[b]);
   llvm::append_range(plan.result.dims, weight_lhs ? wf : af);
@@ -549,6 +554,11 @@ std::string CaseGenerator::WritePlainModule() {
   Value ag = c.Add("all-gather", AllGatherShape(), AllGatherRest(ag_operands));
   Value dot = WriteDot(c, WriteWeightOperand(c, ag), WriteActivation(c, x));
   std::vector<Value> outputs = {dot};
+  if (share_weight_)
+    outputs.push_back(tuple_ag_ ? c.Add("gte", GatheredShape(operands_[weight_index_]).Text(),
+                                        "get-tuple-element(" + Ref(ag) +
+                                            "), index=" + std::to_string(weight_index_))
+                                : ag);
   for (int64_t i = 0; tuple_ag_ && i < static_cast<int64_t>(operands_.size()); ++i) {
     bool is_token = i == token_index_;
     if (i == weight_index_ || (!is_token && !output_extras_))
@@ -625,7 +635,7 @@ std::string CaseGenerator::WriteWhileModule() {
   for (int64_t i = 1; i < acc_slot; ++i)
     init.push_back(main.Add(i == x_slot ? "x" : "w", slot_shapes[i],
                             "parameter(" + std::to_string(i - 1) + ")"));
-  Value zero = main.Add("zero", type_ + "[]", "constant(0)");
+  Value zero = main.Add("zero", result_type_ + "[]", "constant(0)");
   init.push_back(
       main.Add("acc", dot_.result.Text(), "broadcast(" + Ref(zero) + "), dimensions={}"));
   Value tuple = main.Add("init", state, "tuple(" + Refs(init) + ")");
@@ -656,6 +666,10 @@ void CaseGenerator::TagCase(bool in_while) {
     Tag("batch-dims");
   if (dot_.weight_contracting.size() > 1)
     Tag("two-contracting");
+  if (result_type_ != type_)
+    Tag("f32-accumulate");
+  if (share_weight_)
+    Tag("shared-all-gather");
 }
 
 GeneratedCase CaseGenerator::Generate() {
@@ -663,6 +677,7 @@ GeneratedCase CaseGenerator::Generate() {
   result.shape = shape_;
   Note(MatcherShapeName(shape_).str());
   type_ = rng_.Chance(0.5) ? "bf16" : "f32";
+  result_type_ = type_ == "bf16" && rng_.Chance(0.3) ? "f32" : type_;
   bool in_while = rng_.Chance(0.4);
   Note(in_while ? "while" : "plain");
   geometry_ = DrawGeometry();
@@ -677,6 +692,7 @@ GeneratedCase CaseGenerator::Generate() {
                      dot_.activation.Text(), dot_.result.Text())
            .str());
   output_extras_ = rng_.Chance(0.5);
+  share_weight_ = !in_while && rng_.Chance(0.2);
   TagCase(in_while);
   result.options = DrawOptions();
   Tag(result.options.nxd ? "nxd" : "no-nxd");

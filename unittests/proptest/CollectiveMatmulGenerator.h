@@ -17,6 +17,8 @@
 //   * the activation: a parameter, a computed value, or itself gathered (so
 //     both dot operands look like weights);
 //   * batch dimensions, and now and then two contracting dimensions;
+//   * bf16 dots accumulating into f32, and gathered weights that are also
+//     an output (so their all-gather outlives the fusion);
 //   * the pass options: NXD, aggressive, neuron-compat, sb-to-sb threshold.
 // The text goes through the parser, so the parser is exercised too.
 //

@@ -477,6 +477,8 @@ llvm::Expected<Literal> EvalSelect(const HloInstruction &inst, const Literal &pr
     return err;
   if (llvm::Error err = CheckSameDims(inst, on_false, inst.shape()))
     return err;
+  if (!pred.shape().IsArray())
+    return EvalError(inst, "select needs an array predicate");
   const bool scalar_pred = pred.shape().rank() == 0;
   if (!scalar_pred)
     if (llvm::Error err = CheckSameDims(inst, pred, inst.shape()))
@@ -500,7 +502,7 @@ llvm::Expected<Literal> EvalClamp(const HloInstruction &inst, const Literal &lo,
   if (llvm::Error err = CheckSameDims(inst, x, inst.shape()))
     return err;
   for (const Literal *bound : {&lo, &hi})
-    if (bound->shape().rank() != 0)
+    if (!bound->shape().IsArray() || bound->shape().rank() != 0)
       if (llvm::Error err = CheckSameDims(inst, *bound, inst.shape()))
         return err;
   if (lo.element_type() != x.element_type() || hi.element_type() != x.element_type())
@@ -644,6 +646,45 @@ llvm::Expected<Literal> EvalReducePrecision(const HloInstruction &inst, const Li
       v = std::copysign(r, v);
     }
     out.SetFromDouble(i, v);
+  }
+  return out;
+}
+
+llvm::Expected<Literal> EvalMulhi(const HloInstruction &inst, const Literal &lhs,
+                                  const Literal &rhs) {
+  if (llvm::Error err = CheckSameDims(inst, lhs, inst.shape()))
+    return err;
+  if (llvm::Error err = CheckSameDims(inst, rhs, inst.shape()))
+    return err;
+  const PrimitiveType type = inst.shape().element_type();
+  if (lhs.element_type() != type || rhs.element_type() != type)
+    return EvalError(inst, "operands must have the result type");
+  Literal out(inst.shape());
+  const int64_t n = out.element_count();
+  switch (type) {
+  case PrimitiveType::S32:
+    for (int64_t i = 0; i < n; ++i)
+      out.data<int32_t>()[i] = static_cast<int32_t>(
+          (static_cast<int64_t>(lhs.data<int32_t>()[i]) * rhs.data<int32_t>()[i]) >> 32);
+    break;
+  case PrimitiveType::U32:
+    for (int64_t i = 0; i < n; ++i)
+      out.data<uint32_t>()[i] = static_cast<uint32_t>(
+          (static_cast<uint64_t>(lhs.data<uint32_t>()[i]) * rhs.data<uint32_t>()[i]) >> 32);
+    break;
+  case PrimitiveType::S64:
+    for (int64_t i = 0; i < n; ++i)
+      out.data<int64_t>()[i] = static_cast<int64_t>(
+          (static_cast<__int128>(lhs.data<int64_t>()[i]) * rhs.data<int64_t>()[i]) >> 64);
+    break;
+  case PrimitiveType::U64:
+    for (int64_t i = 0; i < n; ++i)
+      out.data<uint64_t>()[i] = static_cast<uint64_t>(
+          (static_cast<unsigned __int128>(lhs.data<uint64_t>()[i]) * rhs.data<uint64_t>()[i]) >>
+          64);
+    break;
+  default:
+    return UnsupportedType(inst, type);
   }
   return out;
 }

@@ -27,6 +27,29 @@ llvm::Error EvalError(const HloInstruction &inst, const llvm::Twine &msg);
 /// "unsupported <what> in <op> '<name>'".
 llvm::Error UnsupportedError(const HloInstruction &inst, const llvm::Twine &what);
 
+/// The first error of a loop that cannot return early (callbacks).
+class ErrorSlot {
+public:
+  ErrorSlot() { (void)static_cast<bool>(error_); } // success, marked checked
+  bool failed() const { return failed_; }
+  void Set(llvm::Error error) {
+    if (failed_) {
+      llvm::consumeError(std::move(error));
+      return;
+    }
+    error_ = std::move(error);
+    failed_ = true;
+  }
+  llvm::Error Take() {
+    failed_ = false;
+    return std::move(error_);
+  }
+
+private:
+  llvm::Error error_ = llvm::Error::success();
+  bool failed_ = false;
+};
+
 /// Runs a scalar computation (a reduce's or all-reduce's to_apply) for one
 /// device: arguments in parameter order, result as the root produced it.
 using ComputationRunner = std::function<llvm::Expected<Literal>(
@@ -38,7 +61,8 @@ using ComputationRunner = std::function<llvm::Expected<Literal>(
 class Combiner {
 public:
   Combiner(const HloComputation &computation, ComputationRunner runner);
-  /// Whether the typed fast path applies to element type `type`.
+  /// Whether the computation is one elementwise op of its two parameters
+  /// (folds then run as typed loops when the element type matches).
   bool is_fast() const { return fast_opcode_.has_value(); }
   /// acc[i] = f(acc[i], x[i]) for every element (shapes equal).
   llvm::Error Accumulate(const HloInstruction &inst, Literal &acc, const Literal &x) const;
@@ -75,6 +99,9 @@ llvm::Expected<Literal> ConvertLiteral(const HloInstruction &inst, const Literal
                                        const Shape &result_shape);
 llvm::Expected<Literal> EvalBitcastConvert(const HloInstruction &inst, const Literal &operand);
 llvm::Expected<Literal> EvalReducePrecision(const HloInstruction &inst, const Literal &operand);
+/// High half of the double-width product (s32/u32/s64/u64).
+llvm::Expected<Literal> EvalMulhi(const HloInstruction &inst, const Literal &lhs,
+                                  const Literal &rhs);
 /// Whether EvalUnary / EvalBinary know `opcode`.
 bool IsEvalUnaryOpcode(HloOpcode opcode);
 bool IsEvalBinaryOpcode(HloOpcode opcode);
@@ -82,6 +109,8 @@ bool IsEvalBinaryOpcode(HloOpcode opcode);
 // ---- Data movement (EvalShapeOps.cpp) ----------------------------------------
 /// Row-major strides in elements.
 std::vector<int64_t> RowMajorStrides(llvm::ArrayRef<int64_t> dims);
+/// Element i of an integer index array as int64 (u64 saturates).
+int64_t IndexAt(const Literal &indices, int64_t i);
 /// Reads a scalar integer operand (any integer type) as int64.
 int64_t ScalarToInt64(const Literal &scalar);
 
@@ -115,6 +144,10 @@ llvm::Expected<Literal> EvalBitcast(const HloInstruction &inst, Literal operand)
 Literal ReshapeLiteral(Literal lit, const Shape &shape);
 llvm::Expected<Literal> EvalGather(const HloInstruction &inst, const Literal &operand,
                                    const Literal &indices);
+/// Operands: N arrays, the indices, N updates.
+llvm::Expected<Literal> EvalScatter(const HloInstruction &inst,
+                                    llvm::ArrayRef<const Literal *> operands,
+                                    const ComputationRunner &runner);
 
 // ---- Dot and reductions (EvalDot.cpp, EvalReduce.cpp) -------------------------
 llvm::Expected<Literal> EvalDot(const HloInstruction &inst, const Literal &lhs,
@@ -130,6 +163,9 @@ llvm::Expected<Literal> EvalReduce(const HloInstruction &inst,
 llvm::Expected<Literal> EvalReduceWindow(const HloInstruction &inst,
                                          llvm::ArrayRef<const Literal *> operands,
                                          const Combiner &combiner);
+llvm::Expected<Literal> EvalSelectAndScatter(const HloInstruction &inst, const Literal &operand,
+                                             const Literal &source, const Literal &init,
+                                             const ComputationRunner &runner);
 llvm::Expected<Literal> EvalMap(const HloInstruction &inst,
                                 llvm::ArrayRef<const Literal *> operands,
                                 const ComputationRunner &runner);

@@ -22,7 +22,17 @@ std::vector<int64_t> RowMajorStrides(llvm::ArrayRef<int64_t> dims) {
   return strides;
 }
 
-int64_t ScalarToInt64(const Literal &scalar) { return scalar.GetAsInt64(0); }
+int64_t IndexAt(const Literal &indices, int64_t i) {
+  // Unsigned 64-bit indices above INT64_MAX are simply very large: saturate
+  // instead of wrapping to a negative index.
+  if (indices.element_type() == PrimitiveType::U64) {
+    uint64_t v = indices.GetAsUint64(i);
+    return v > static_cast<uint64_t>(INT64_MAX) ? INT64_MAX : static_cast<int64_t>(v);
+  }
+  return indices.GetAsInt64(i);
+}
+
+int64_t ScalarToInt64(const Literal &scalar) { return IndexAt(scalar, 0); }
 
 namespace {
 
@@ -104,7 +114,7 @@ llvm::Expected<std::vector<int64_t>> StartIndices(const HloInstruction &inst,
   if (index_operands.size() == 1 && index_operands[0]->shape().rank() == 1) {
     const Literal &v = *index_operands[0];
     for (int64_t i = 0; i < v.element_count(); ++i)
-      starts.push_back(v.GetAsInt64(i));
+      starts.push_back(IndexAt(v, i));
   } else {
     for (const Literal *s : index_operands) {
       if (!s->shape().IsArray() || s->shape().rank() != 0 ||
@@ -448,6 +458,18 @@ std::vector<int64_t> MajorToMinor(const Shape &shape) {
   return order;
 }
 
+bool IsPermutation(llvm::ArrayRef<int64_t> perm, int64_t rank) {
+  if (static_cast<int64_t>(perm.size()) != rank)
+    return false;
+  std::vector<bool> seen(rank, false);
+  for (int64_t d : perm) {
+    if (d < 0 || d >= rank || seen[d])
+      return false;
+    seen[d] = true;
+  }
+  return true;
+}
+
 bool IsIdentity(llvm::ArrayRef<int64_t> perm) {
   for (size_t i = 0; i < perm.size(); ++i)
     if (perm[i] != static_cast<int64_t>(i))
@@ -469,9 +491,8 @@ llvm::Expected<Literal> EvalBitcast(const HloInstruction &inst, Literal operand)
   // row-major here, so go through the physical order of both layouts.
   std::vector<int64_t> from = MajorToMinor(operand.shape());
   std::vector<int64_t> to = MajorToMinor(shape);
-  if (static_cast<int64_t>(from.size()) != operand.shape().rank() ||
-      static_cast<int64_t>(to.size()) != shape.rank())
-    return EvalError(inst, "layout does not match the rank");
+  if (!IsPermutation(from, operand.shape().rank()) || !IsPermutation(to, shape.rank()))
+    return EvalError(inst, "layout is not a permutation of the dimensions");
   Literal physical = std::move(operand);
   if (!IsIdentity(from)) {
     std::vector<int64_t> dims;

@@ -70,13 +70,15 @@ public:
 
 private:
   struct Slot;
+  struct Plan;
   struct Frame;
 
   llvm::Expected<DeviceValues> Run(const HloComputation &computation,
                                    llvm::ArrayRef<int64_t> devices,
                                    std::vector<DeviceValues> *owned,
                                    llvm::ArrayRef<const DeviceValues *> borrowed);
-  llvm::Error StepInstruction(const HloInstruction &inst, Frame &frame);
+  const Plan &PlanFor(const HloComputation &computation);
+  llvm::Error StepInstruction(const Plan &plan, size_t index, Frame &frame);
   llvm::Error CheckValueLimits(const HloInstruction &inst);
   llvm::Error CheckResult(const HloInstruction &inst, const DeviceValues &values,
                           size_t expected_count);
@@ -115,6 +117,7 @@ private:
   int64_t live_bytes_ = 0;
   int64_t depth_ = 0;
   llvm::DenseMap<const HloInstruction *, Literal> constants_;
+  llvm::DenseMap<const HloComputation *, std::unique_ptr<Plan>> plans_;
   /// Instructions standing in for async sugar (`negate-start`): the wrapped
   /// op with the start's operands and attributes.
   llvm::DenseMap<const HloInstruction *, std::unique_ptr<HloInstruction>> wrapped_;

@@ -193,7 +193,7 @@ double Decode(const FloatFormat &f, uint64_t bits) {
   return negative ? -m : m;
 }
 
-template <int kBits> struct DecodeTable {
+struct DecodeTable {
   std::array<float, 256> values;
   explicit DecodeTable(PrimitiveType type) {
     FloatFormat f = *FormatOf(type);
@@ -319,7 +319,7 @@ uint64_t DoubleToFloatBits(PrimitiveType type, double v) {
 float SmallFloatToF32(PrimitiveType type, uint8_t bits) {
 #define LOOM_TABLE(E)                                                          \
   case PrimitiveType::E: {                                                     \
-    static const DecodeTable<8> table(PrimitiveType::E);                       \
+    static const DecodeTable table(PrimitiveType::E);                       \
     return table.values[bits];                                                 \
   }
   switch (type) {

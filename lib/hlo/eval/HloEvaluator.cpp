@@ -46,10 +46,26 @@ struct Evaluator::Slot {
   const DeviceValues &get() const { return borrowed ? *borrowed : values; }
 };
 
+/// What never changes between runs of a computation: the instructions the
+/// root depends on in post order, their operands as positions in that
+/// order, and how many users each has. Built once per computation.
+struct Evaluator::Plan {
+  std::vector<const HloInstruction *> order;
+  /// Per position: operand positions, in operand order.
+  std::vector<std::vector<size_t>> operands;
+  /// Per position: whether each operand occurs once among the operands.
+  std::vector<std::vector<bool>> operand_once;
+  /// Per position: distinct operand and control-predecessor positions,
+  /// whose use counts drop once this instruction ran.
+  std::vector<std::vector<size_t>> releases;
+  std::vector<int64_t> uses;
+  size_t root = 0;
+};
+
 struct Evaluator::Frame {
   llvm::ArrayRef<int64_t> devices;
-  llvm::DenseMap<const HloInstruction *, Slot> slots;
-  const HloInstruction *root = nullptr;
+  std::vector<Slot> slots;
+  size_t root = 0;
 };
 
 Evaluator::Evaluator(const HloModule &module, const EvalOptions &options)
@@ -124,10 +140,12 @@ Evaluator::RunComputationBorrowed(const HloComputation &computation,
   return Run(computation, devices, nullptr, params);
 }
 
-namespace {
-
-/// Instructions the root depends on, through operands and control edges.
-llvm::DenseSet<const HloInstruction *> LiveInstructions(const HloComputation &computation) {
+const Evaluator::Plan &Evaluator::PlanFor(const HloComputation &computation) {
+  std::unique_ptr<Plan> &plan = plans_[&computation];
+  if (plan)
+    return *plan;
+  plan = std::make_unique<Plan>();
+  // Instructions the root depends on, through operands and control edges.
   llvm::DenseSet<const HloInstruction *> live;
   std::vector<const HloInstruction *> stack = {computation.root_instruction()};
   while (!stack.empty()) {
@@ -140,10 +158,37 @@ llvm::DenseSet<const HloInstruction *> LiveInstructions(const HloComputation &co
     for (const HloInstruction *pred : inst->control_predecessors())
       stack.push_back(pred);
   }
-  return live;
+  llvm::DenseMap<const HloInstruction *, size_t> position;
+  for (const HloInstruction *inst : computation.MakeInstructionPostOrder())
+    if (live.contains(inst)) {
+      position[inst] = plan->order.size();
+      plan->order.push_back(inst);
+    }
+  const size_t n = plan->order.size();
+  plan->operands.resize(n);
+  plan->operand_once.resize(n);
+  plan->releases.resize(n);
+  plan->uses.assign(n, 0);
+  for (size_t i = 0; i < n; ++i) {
+    const HloInstruction *inst = plan->order[i];
+    for (const HloInstruction *op : inst->operands()) {
+      plan->operands[i].push_back(position.lookup(op));
+      plan->operand_once[i].push_back(llvm::count(inst->operands(), op) == 1);
+    }
+    std::vector<size_t> &rel = plan->releases[i];
+    for (size_t p : plan->operands[i])
+      if (!llvm::is_contained(rel, p))
+        rel.push_back(p);
+    for (const HloInstruction *pred : inst->control_predecessors())
+      if (!llvm::is_contained(rel, position.lookup(pred)))
+        rel.push_back(position.lookup(pred));
+    for (size_t p : rel)
+      ++plan->uses[p];
+  }
+  plan->root = position.lookup(computation.root_instruction());
+  ++plan->uses[plan->root]; // the caller's use
+  return *plan;
 }
-
-} // namespace
 
 llvm::Expected<DeviceValues> Evaluator::Run(const HloComputation &computation,
                                             llvm::ArrayRef<int64_t> devices,
@@ -157,41 +202,32 @@ llvm::Expected<DeviceValues> Evaluator::Run(const HloComputation &computation,
                      llvm::Twine(num_params));
   if (!computation.root_instruction())
     return makeError("computation '" + computation.name() + "' has no root");
-  if (++depth_ > options_.max_call_depth) {
-    --depth_;
+  if (depth_ >= options_.max_call_depth)
     return makeError("computation '" + computation.name() + "': calls nest deeper than " +
                      llvm::Twine(options_.max_call_depth));
-  }
+  const Plan &plan = PlanFor(computation);
+  ++depth_;
   Frame frame;
   frame.devices = devices;
-  frame.root = computation.root_instruction();
-  llvm::DenseSet<const HloInstruction *> live = LiveInstructions(computation);
-  for (const HloInstruction *inst : live) {
-    Slot &slot = frame.slots[inst];
-    for (const HloInstruction *user : inst->users())
-      if (live.contains(user))
-        ++slot.uses_left;
-    for (const HloInstruction *succ : inst->control_successors())
-      if (live.contains(succ))
-        ++slot.uses_left;
-  }
-  ++frame.slots[frame.root].uses_left; // the caller's use
+  frame.root = plan.root;
+  frame.slots.resize(plan.order.size());
+  for (size_t i = 0; i < plan.order.size(); ++i)
+    frame.slots[i].uses_left = plan.uses[i];
   auto cleanup = [&] {
-    for (auto &entry : frame.slots)
-      if (!entry.second.borrowed)
-        Track(-BytesOf(entry.second.values));
+    for (Slot &slot : frame.slots)
+      if (!slot.borrowed)
+        Track(-BytesOf(slot.values));
     --depth_;
   };
-  for (const HloInstruction *inst : computation.MakeInstructionPostOrder()) {
-    if (!live.contains(inst))
-      continue;
+  for (size_t i = 0; i < plan.order.size(); ++i) {
+    const HloInstruction *inst = plan.order[i];
     if (inst->opcode() == HloOpcode::kParameter) {
       int64_t p = inst->parameter_number();
       if (p < 0 || p >= num_params) {
         cleanup();
         return EvalError(*inst, "parameter number out of range");
       }
-      Slot &slot = frame.slots[inst];
+      Slot &slot = frame.slots[i];
       if (owned) {
         slot.values = std::move((*owned)[p]);
         Track(BytesOf(slot.values));
@@ -204,7 +240,7 @@ llvm::Expected<DeviceValues> Evaluator::Run(const HloComputation &computation,
       }
       continue;
     }
-    if (llvm::Error err = StepInstruction(*inst, frame)) {
+    if (llvm::Error err = StepInstruction(plan, i, frame)) {
       cleanup();
       return err;
     }
@@ -218,17 +254,20 @@ llvm::Expected<DeviceValues> Evaluator::Run(const HloComputation &computation,
   return result;
 }
 
-llvm::Error Evaluator::StepInstruction(const HloInstruction &inst, Frame &frame) {
+llvm::Error Evaluator::StepInstruction(const Plan &plan, size_t index, Frame &frame) {
+  const HloInstruction &inst = *plan.order[index];
   if (llvm::Error err = CheckValueLimits(inst))
     return err;
   Operands ops;
-  for (int64_t i = 0; i < inst.operand_count(); ++i) {
-    const HloInstruction *op = inst.operand(i);
-    Slot &slot = frame.slots[op];
+  const std::vector<size_t> &operands = plan.operands[index];
+  ops.refs_.reserve(operands.size());
+  ops.movable_.reserve(operands.size());
+  for (size_t i = 0; i < operands.size(); ++i) {
+    Slot &slot = frame.slots[operands[i]];
     ops.refs_.push_back(&slot.get());
     // Move the value into its last user when nothing else reads it.
-    bool once = llvm::count(inst.operands(), op) == 1;
-    bool movable = once && !slot.borrowed && slot.uses_left == 1 && op != frame.root;
+    bool movable = plan.operand_once[index][i] && !slot.borrowed && slot.uses_left == 1 &&
+                   operands[i] != frame.root;
     ops.movable_.push_back(movable ? &slot.values : nullptr);
   }
   ops.on_move_ = [this](const DeviceValues &moved) { Track(-BytesOf(moved)); };
@@ -238,34 +277,26 @@ llvm::Error Evaluator::StepInstruction(const HloInstruction &inst, Frame &frame)
   if (llvm::Error err = CheckResult(inst, *result, frame.devices.size()))
     return err;
   ++stats_.instructions_evaluated;
-  Slot &slot = frame.slots[&inst];
+  Slot &slot = frame.slots[index];
   slot.values = std::move(*result);
   Track(BytesOf(slot.values));
   if (live_bytes_ > options_.max_live_bytes)
     return EvalError(inst, "live values exceed the memory limit of " +
                                llvm::Twine(options_.max_live_bytes) + " bytes");
   // Release operands (and control predecessors) whose last user this was.
-  llvm::SmallPtrSet<const HloInstruction *, 8> seen;
-  auto release = [&](const HloInstruction *op) {
-    if (!seen.insert(op).second)
-      return;
-    Slot &s = frame.slots[op];
+  for (size_t p : plan.releases[index]) {
+    Slot &s = frame.slots[p];
     if (--s.uses_left == 0 && !s.borrowed) {
       Track(-BytesOf(s.values));
       s.values = DeviceValues();
     }
-  };
-  for (const HloInstruction *op : inst.operands())
-    release(op);
-  for (const HloInstruction *pred : inst.control_predecessors())
-    release(pred);
+  }
   if (slot.uses_left == 0) {
     Track(-BytesOf(slot.values));
     slot.values = DeviceValues();
   }
   return llvm::Error::success();
 }
-
 llvm::Error Evaluator::CheckValueLimits(const HloInstruction &inst) {
   std::vector<const Shape *> stack = {&inst.shape()};
   while (!stack.empty()) {
@@ -572,6 +603,87 @@ llvm::Expected<DeviceValues> Evaluator::ComputeLocal(const HloInstruction &inst,
     return PerDevice(n, [&](size_t k) {
       Combiner combiner(*to_apply[0], ScalarRunner(devices[k]));
       return EvalReduce(inst, OperandsAt(ops, 0, k), combiner);
+    });
+  }
+  case HloOpcode::kMulhi:
+    if (llvm::Error err = arity(2))
+      return err;
+    return PerDevice(n, [&](size_t k) { return EvalMulhi(inst, ops.At(0, k), ops.At(1, k)); });
+  case HloOpcode::kReduceWindow: {
+    llvm::ArrayRef<HloComputation *> to_apply = inst.CalledComputations("to_apply");
+    if (to_apply.size() != 1)
+      return EvalError(inst, "reduce-window needs one to_apply computation");
+    return PerDevice(n, [&](size_t k) {
+      Combiner combiner(*to_apply[0], ScalarRunner(devices[k]));
+      return EvalReduceWindow(inst, OperandsAt(ops, 0, k), combiner);
+    });
+  }
+  case HloOpcode::kSelectAndScatter:
+    if (llvm::Error err = arity(3))
+      return err;
+    return PerDevice(n, [&](size_t k) {
+      return EvalSelectAndScatter(inst, ops.At(0, k), ops.At(1, k), ops.At(2, k),
+                                  ScalarRunner(devices[k]));
+    });
+  case HloOpcode::kGather:
+    if (llvm::Error err = arity(2))
+      return err;
+    return PerDevice(n, [&](size_t k) { return EvalGather(inst, ops.At(0, k), ops.At(1, k)); });
+  case HloOpcode::kScatter:
+    return PerDevice(n, [&](size_t k) {
+      return EvalScatter(inst, OperandsAt(ops, 0, k), ScalarRunner(devices[k]));
+    });
+  case HloOpcode::kSort:
+    if (ops.size() < 1)
+      return EvalError(inst, "sort needs operands");
+    return PerDevice(n, [&](size_t k) {
+      return EvalSort(inst, OperandsAt(ops, 0, k), ScalarRunner(devices[k]));
+    });
+  case HloOpcode::kMap:
+    return PerDevice(n, [&](size_t k) {
+      return EvalMap(inst, OperandsAt(ops, 0, k), ScalarRunner(devices[k]));
+    });
+  case HloOpcode::kGetDimensionSize: {
+    if (llvm::Error err = arity(1))
+      return err;
+    llvm::Expected<std::vector<int64_t>> dims = GetDimensions(inst);
+    if (!dims)
+      return dims.takeError();
+    const Shape &shape = inst.operand(0)->shape();
+    if (dims->size() != 1 || (*dims)[0] < 0 || (*dims)[0] >= shape.rank() ||
+        !inst.shape().IsArray() || inst.shape().rank() != 0)
+      return EvalError(inst, "needs one dimension within the operand's rank");
+    const int64_t size = shape.dimensions((*dims)[0]);
+    return PerDevice(n, [&](size_t) -> llvm::Expected<Literal> {
+      Literal out(inst.shape());
+      out.SetFromInt64(0, size);
+      return out;
+    });
+  }
+  case HloOpcode::kCopyStart: {
+    // (destination, source, context): the copy is complete at once.
+    const Shape &shape = inst.shape();
+    if (llvm::Error err = arity(1))
+      return err;
+    if (!shape.IsTuple() || shape.tuple_shapes_size() < 2 ||
+        !shape.tuple_shapes(0).Compatible(inst.operand(0)->shape()))
+      return EvalError(inst, "copy-start must return (destination, source, context)");
+    DeviceValues values = ops.Take(0);
+    return PerDevice(n, [&](size_t k) -> llvm::Expected<Literal> {
+      Literal start(shape);
+      start.mutable_tuple_elements()[0] = values[k];
+      start.mutable_tuple_elements()[1] = std::move(values[k]);
+      return start;
+    });
+  }
+  case HloOpcode::kCopyDone: {
+    if (llvm::Error err = arity(1))
+      return err;
+    DeviceValues starts = ops.Take(0);
+    return PerDevice(n, [&](size_t k) -> llvm::Expected<Literal> {
+      if (!starts[k].IsTuple() || starts[k].tuple_elements().empty())
+        return EvalError(inst, "operand is not a copy-start tuple");
+      return std::move(starts[k].mutable_tuple_elements()[0]);
     });
   }
   default:

@@ -350,7 +350,10 @@ llvm::StringRef NpyDescrForType(PrimitiveType type) {
   }
 }
 
-llvm::Expected<NpyArray> ParseNpy(llvm::StringRef bytes) {
+namespace {
+
+// The header dict's bytes, after checking the magic, version and length.
+llvm::Expected<llvm::StringRef> HeaderOf(llvm::StringRef bytes) {
   if (bytes.size() < kPreambleSize || !bytes.startswith(kMagic))
     return makeError("not a .npy file (bad magic string)");
   int major = static_cast<uint8_t>(bytes[6]);
@@ -366,25 +369,40 @@ llvm::Expected<NpyArray> ParseNpy(llvm::StringRef bytes) {
   size_t header_start = kPreambleSize + length_size;
   if (header_size > kMaxHeaderSize || bytes.size() - header_start < header_size)
     return makeError(llvm::formatv("truncated .npy file: the header says {0} bytes", header_size));
-  NpyArray array;
-  HeaderParser parser(bytes.substr(header_start, header_size));
-  if (auto err = parser.Parse(array))
-    return err;
-  array.descr = NormalizeDescr(array.descr);
+  return bytes.substr(header_start, header_size);
+}
+
+// The data must be exactly the shape's elements, no more, no less.
+llvm::Error CheckDataSize(const NpyArray &array, size_t data_size) {
   int item_size = DescrItemSize(array.descr);
-  if (item_size == 0)
-    return makeError("unsupported .npy dtype '" + array.descr +
-                     "' (little-endian bool, integer, float and complex dtypes are)");
   auto count = ElementCount(array.shape);
   if (!count)
     return count.takeError();
-  llvm::StringRef data = bytes.substr(header_start + header_size);
   bool too_big = *count > std::numeric_limits<int64_t>::max() / item_size;
-  if (too_big || static_cast<uint64_t>(*count * item_size) != data.size())
-    return makeError(llvm::formatv(".npy data is {0} bytes; shape {1} of '{2}' needs {3}",
-                                   data.size(), FormatNpyShape(array.shape), array.descr,
-                                   too_big ? std::string("more than can be addressed")
-                                           : std::to_string(*count * item_size)));
+  if (!too_big && static_cast<uint64_t>(*count * item_size) == data_size)
+    return llvm::Error::success();
+  return makeError(llvm::formatv(".npy data is {0} bytes; shape {1} of '{2}' needs {3}", data_size,
+                                 FormatNpyShape(array.shape), array.descr,
+                                 too_big ? std::string("more than can be addressed")
+                                         : std::to_string(*count * item_size)));
+}
+
+} // namespace
+
+llvm::Expected<NpyArray> ParseNpy(llvm::StringRef bytes) {
+  auto header = HeaderOf(bytes);
+  if (!header)
+    return header.takeError();
+  NpyArray array;
+  if (auto err = HeaderParser(*header).Parse(array))
+    return err;
+  array.descr = NormalizeDescr(array.descr);
+  if (DescrItemSize(array.descr) == 0)
+    return makeError("unsupported .npy dtype '" + array.descr +
+                     "' (little-endian bool, integer, float and complex dtypes are)");
+  llvm::StringRef data = bytes.drop_front(header->end() - bytes.begin());
+  if (auto err = CheckDataSize(array, data.size()))
+    return err;
   array.data = data.str();
   return array;
 }

@@ -40,6 +40,7 @@
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <iterator>
 #include <optional>
 #include <string>
 #include <utility>
@@ -109,13 +110,17 @@ GroupMode GetGroupMode(const HloInstruction &ag) {
                                    : GroupMode::kCrossReplicaAndPartition;
 }
 
+const HloModule *ModuleOf(const HloInstruction &inst) {
+  return inst.parent() ? inst.parent()->parent() : nullptr;
+}
+
 int64_t ReplicaCount(const HloInstruction &ag) {
-  const HloModule *module = ag.parent() ? ag.parent()->parent() : nullptr;
+  const HloModule *module = ModuleOf(ag);
   return module ? module->replica_count() : 1;
 }
 
 int64_t NumPartitions(const HloInstruction &ag) {
-  const HloModule *module = ag.parent() ? ag.parent()->parent() : nullptr;
+  const HloModule *module = ModuleOf(ag);
   return module ? module->num_partitions() : 1;
 }
 
@@ -123,12 +128,18 @@ int64_t NumPartitions(const HloInstruction &ag) {
 constexpr int64_t kMaxImplicitGroupSize = int64_t(1) << 20;
 
 /// The one group an absent or empty replica_groups stands for, in the ids
-/// of the mode: every replica, or every device for flattened ids. nullopt
-/// when the module claims more devices than kMaxImplicitGroupSize.
-std::optional<std::vector<int64_t>> ImplicitGroup(const HloInstruction &ag) {
+/// of the mode: every replica, or every device for flattened ids. A module
+/// with one replica and one partition does not know its device count (XLA's
+/// verifier accepts any shard count then), so the group is as large as the
+/// number of shards the all-gather stacks. nullopt when the group would have
+/// more than kMaxImplicitGroupSize ids.
+std::optional<std::vector<int64_t>> ImplicitGroup(const HloInstruction &ag,
+                                                  int64_t shard_count) {
   int64_t n = ReplicaCount(ag);
-  if (GetGroupMode(ag) == GroupMode::kFlattenedId &&
-      __builtin_mul_overflow(n, NumPartitions(ag), &n))
+  if (n == 1 && NumPartitions(ag) == 1)
+    n = shard_count;
+  else if (GetGroupMode(ag) == GroupMode::kFlattenedId &&
+           __builtin_mul_overflow(n, NumPartitions(ag), &n))
     return std::nullopt;
   if (n < 1 || n > kMaxImplicitGroupSize)
     return std::nullopt;
@@ -177,8 +188,8 @@ llvm::Error TraceWeightPath(HloInstruction *weight_operand, HloInstruction *ag,
       continue;
     }
     if (cur->opcode() != HloOpcode::kReshape)
-      return makeError("the path from the " + llvm::Twine("weight operand to ") + Ref(ag) +
-                       " passes through " + cur->OpcodeText() + " " + Ref(cur) +
+      return makeError("the path from the weight operand to " + Ref(ag) + " passes through " +
+                       cur->OpcodeText() + " " + Ref(cur) +
                        ", which the custom-call cannot express");
   }
   return llvm::Error::success();
@@ -186,62 +197,74 @@ llvm::Error TraceWeightPath(HloInstruction *weight_operand, HloInstruction *ag,
 
 std::string TakeMessage(llvm::Error error) { return llvm::toString(std::move(error)); }
 
-Analysis Analyze(HloInstruction *dot, const CollectiveMatmulOptions &options) {
-  if (dot->opcode() != HloOpcode::kDot || dot->operand_count() != 2)
-    return {};
-  const bool lhs_rs = MatchAllGatherInDotLhsRS(dot);
-  const bool lhs = MatchAllGatherInDotLhs(dot);
-  const bool rhs_rs = MatchAllGatherInDotRhsRS(dot);
-  const bool rhs = MatchAllGatherInDotRhs(dot);
-  const bool lhs_nxd = MatchAllGatherInDotLhsNxD(dot);
-  HloInstruction *reach0 = GetRootAllGather(dot->operand(0), 4);
-  HloInstruction *reach1 = GetRootAllGather(dot->operand(1), 4);
-  const bool any_matcher = lhs_rs || lhs || rhs_rs || rhs || lhs_nxd;
-  if (!any_matcher && !reach0 && !reach1)
-    return {};
+/// Why a dot is declined, or nullopt when the step passed.
+using Reason = std::optional<std::string>;
 
-  // Steps as numbered in docs/collective-matmul.md. 1 (reach) is above.
-  // 2. A single contraction axis on each side (the list sizes, not values).
-  auto dnums = GetDotDimensionNumbers(*dot);
-  if (!dnums)
-    return Missed("cannot read the dot dimension numbers: " + TakeMessage(dnums.takeError()));
-  if (size_t n = dnums->lhs_contracting_dimensions.size(); n != 1)
-    return Missed("lhs has " + llvm::Twine(n) + " contracting dimensions (needs exactly 1)");
-  if (size_t n = dnums->rhs_contracting_dimensions.size(); n != 1)
-    return Missed("rhs has " + llvm::Twine(n) + " contracting dimensions (needs exactly 1)");
+/// "two", "no", ...: counts in remarks are spelled out up to nine.
+std::string CountWord(size_t n) {
+  static const char *const kWords[] = {"no",   "one", "two",   "three", "four",
+                                       "five", "six", "seven", "eight", "nine"};
+  return n < std::size(kWords) ? kWords[n] : std::to_string(n);
+}
 
-  // 3-4. One of the five shapes, and which side is the weight.
-  Plan plan;
-  plan.dnums = std::move(*dnums);
-  if (!any_matcher) {
-    const int64_t side = reach0 ? 0 : 1;
-    HloInstruction *ag = reach0 ? reach0 : reach1;
-    // e.g. convert(negate(all-gather %ag)), outermost first.
-    std::string prefix, suffix;
-    for (HloInstruction *cur = dot->operand(side); cur != ag; cur = cur->operand(0)) {
-      prefix += cur->OpcodeText() + "(";
-      suffix += ")";
-    }
-    std::string shape = prefix + "all-gather " + Ref(ag) + suffix;
-    return Missed("no matcher applies: the " + llvm::Twine(SideName(side)) + " is " + shape +
-                  "; only all-gather and reshape(all-gather) on either side, or "
-                  "reshape(get-tuple-element(all-gather)) on the lhs, fold");
+/// Step 2: one contraction axis per side (the sizes of the lists, not their
+/// values: the seed's GOTCHA).
+Reason CheckContractingDims(const DotDimensionNumbers &dnums) {
+  for (const auto &[side, dims] : {std::pair{"lhs", &dnums.lhs_contracting_dimensions},
+                                   std::pair{"rhs", &dnums.rhs_contracting_dimensions}})
+    if (dims->size() != 1)
+      return std::string(side) + " has " + CountWord(dims->size()) + " contracting dimensions" +
+             (dims->empty() ? "" : " " + FormatIntList(*dims)) + " (needs exactly 1)";
+  return std::nullopt;
+}
+
+/// The five structural matchers, evaluated once, as the seed does.
+struct Matches {
+  bool lhs_rs, lhs, rhs_rs, rhs, lhs_nxd;
+  bool any() const { return lhs_rs || lhs || rhs_rs || rhs || lhs_nxd; }
+};
+
+Matches RunMatchers(const HloInstruction *dot) {
+  return {MatchAllGatherInDotLhsRS(dot), MatchAllGatherInDotLhs(dot),
+          MatchAllGatherInDotRhsRS(dot), MatchAllGatherInDotRhs(dot),
+          MatchAllGatherInDotLhsNxD(dot)};
+}
+
+/// Step 3 failed although an all-gather is within reach of `side`:
+/// e.g. "the lhs is negate(convert(all-gather %ag))", outermost first.
+std::string NoMatcherReason(HloInstruction *dot, int64_t side, HloInstruction *ag) {
+  std::string prefix, suffix;
+  for (HloInstruction *cur = dot->operand(side); cur != ag; cur = cur->operand(0)) {
+    prefix += cur->OpcodeText() + "(";
+    suffix += ")";
   }
+  return "no matcher applies: the " + std::string(SideName(side)) + " is " + prefix +
+         "all-gather " + Ref(ag) + suffix +
+         "; only all-gather and reshape(all-gather) on either side, or "
+         "reshape(get-tuple-element(all-gather)) on the lhs, fold";
+}
+
+/// Steps 3-4: which matcher wins, which side is the weight, and whether that
+/// side is proven to be one. Sets plan.matcher, weight_side, weight_operand,
+/// activation and ag.
+Reason ChooseWeightSide(HloInstruction *dot, const Matches &m,
+                        const CollectiveMatmulOptions &options, Plan &plan) {
   HloInstruction *ag = nullptr;
-  if (lhs || lhs_rs) {
-    plan.matcher = lhs ? "MatchAllGatherInDotLhs" : "MatchAllGatherInDotLhsRS";
+  if (m.lhs || m.lhs_rs) {
+    plan.matcher = m.lhs ? "MatchAllGatherInDotLhs" : "MatchAllGatherInDotLhsRS";
     plan.weight_side = 0;
     if (!WeightInLHS(dot))
-      return Missed("weight side not a parameter: the lhs all-gather operand does not reach a "
-                    "parameter through convert/reshape/bitcast/get-tuple-element "
-                    "(NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE does not apply to lhs all-gathers)");
-  } else if (rhs) {
+      return std::string(
+          "weight side not a parameter: the lhs all-gather operand does not reach a "
+          "parameter through convert/reshape/bitcast/get-tuple-element "
+          "(NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE does not apply to lhs all-gathers)");
+  } else if (m.rhs) {
     plan.matcher = "MatchAllGatherInDotRhs";
     plan.weight_side = 1;
     if (!WeightInRHS(dot) && !WeightInLHS(dot) && !options.permute_aggressive)
-      return Missed("weight side not a parameter; set NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE=1 to "
-                    "fold anyway");
-  } else if (lhs_nxd) {
+      return std::string("weight side not a parameter, set "
+                         "NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE=1 to fold anyway");
+  } else if (m.lhs_nxd) {
     plan.matcher = "MatchAllGatherInDotLhsNxD";
     plan.weight_side = 0;
   } else {
@@ -249,98 +272,153 @@ Analysis Analyze(HloInstruction *dot, const CollectiveMatmulOptions &options) {
     // Neuron's pass takes operand 0 as the weight here; loom takes the
     // operand that carries the all-gather unless asked to follow Neuron.
     plan.weight_side = options.compat ? 0 : 1;
-    if (options.compat) {
-      ag = reach0;
-      if (!ag)
-        return Missed("(--neuron-compat) RhsRS: operand 0 reaches no all-gather");
-    }
+    if (options.compat && !(ag = GetRootAllGather(dot->operand(0), 4)))
+      return std::string("(--neuron-compat) RhsRS: operand 0 reaches no all-gather");
   }
   plan.weight_operand = dot->operand(plan.weight_side);
   plan.activation = dot->operand(1 - plan.weight_side);
   if (!ag)
     ag = FindAllGatherOnSide(dot, plan.weight_side).ag;
   if (!ag) // cannot happen after a matcher; never dereference a missing one
-    return Missed("no all-gather on the " + llvm::Twine(SideName(plan.weight_side)));
+    return "no all-gather on the " + std::string(SideName(plan.weight_side));
   plan.ag = ag;
   if (llvm::Error e = TraceWeightPath(plan.weight_operand, ag, &plan.ag_operand_index))
-    return Missed(TakeMessage(std::move(e)));
+    return TakeMessage(std::move(e));
+  return std::nullopt;
+}
 
-  // 5. NeuronX Distributed gate on combined all-gathers.
-  if (options.nxd && ag->operand_count() > 5)
-    return Missed("all-gather has " + llvm::Twine(ag->operand_count()) +
-                  " operands (more than 5) under NEURON_COLLECTIVE_MATMUL_NXD");
-
-  // 6. All-gather dimension > 1, or a rank-3 gathered operand.
-  auto dim = GetCollectiveDimension(*ag);
+/// Steps 5-6: the NeuronX Distributed operand gate and the all-gather rule
+/// (dimension > 1, or a rank-3 operand 0). Sets plan.ag_dimension.
+Reason CheckAllGather(const CollectiveMatmulOptions &options, Plan &plan) {
+  const HloInstruction &ag = *plan.ag;
+  if (options.nxd && ag.operand_count() > 5)
+    return "more than 5 all-gather operands under NEURON_COLLECTIVE_MATMUL_NXD (" + Ref(&ag) +
+           " has " + std::to_string(ag.operand_count()) + ")";
+  auto dim = GetCollectiveDimension(ag);
   if (!dim)
-    return Missed("cannot read the all-gather dimension: " + TakeMessage(dim.takeError()));
+    return "cannot read the all-gather dimension: " + TakeMessage(dim.takeError());
   plan.ag_dimension = *dim;
-  if (ag->operand_count() == 0)
-    return Missed("all-gather " + Ref(ag) + " has no operand");
-  if (plan.ag_dimension <= 1) {
-    int64_t rank = ag->operand(0)->shape().IsArray() ? ag->operand(0)->shape().rank() : -1;
-    if (rank != 3)
-      return Missed("all-gather dimension " + llvm::Twine(plan.ag_dimension) + " with rank-" +
-                    llvm::Twine(rank) +
-                    " operand (needs dimension > 1 or a rank-3 operand)");
-  }
+  if (ag.operand_count() == 0)
+    return "all-gather " + Ref(&ag) + " has no operand";
+  if (plan.ag_dimension > 1)
+    return std::nullopt;
+  const Shape &gathered = ag.operand(0)->shape();
+  int64_t rank = gathered.IsArray() ? gathered.rank() : -1;
+  if (rank != 3)
+    return "all-gather dimension " + std::to_string(plan.ag_dimension) + " with rank-" +
+           std::to_string(rank) + " operand (needs dimension > 1 or a rank-3 operand)";
+  return std::nullopt;
+}
 
-  // 7. Shapes the custom-call can carry.
-  if (plan.ag_operand_index < 0 || plan.ag_operand_index >= ag->operand_count())
-    return Missed("get-tuple-element index " + llvm::Twine(plan.ag_operand_index) +
-                  " is out of range for all-gather " + Ref(ag));
-  plan.local_weight = ag->operand(plan.ag_operand_index);
-  if (ag->shape().IsTuple()) {
-    if (plan.ag_operand_index >= ag->shape().tuple_shapes_size())
-      return Missed("all-gather " + Ref(ag) + " has no result element " +
-                    llvm::Twine(plan.ag_operand_index));
-    plan.gathered_shape = ag->shape().tuple_shapes(plan.ag_operand_index);
+/// Step 7: the local weight, its gathered shape and the dot operand are
+/// shapes the custom-call can carry. Sets plan.local_weight and
+/// gathered_shape.
+Reason CheckWeightShapes(Plan &plan) {
+  const HloInstruction &ag = *plan.ag;
+  const int64_t index = plan.ag_operand_index;
+  if (index < 0 || index >= ag.operand_count())
+    return "get-tuple-element index " + std::to_string(index) +
+           " is out of range for all-gather " + Ref(&ag);
+  plan.local_weight = ag.operand(index);
+  if (ag.shape().IsTuple()) {
+    if (index >= ag.shape().tuple_shapes_size())
+      return "all-gather " + Ref(&ag) + " has no result element " + std::to_string(index);
+    plan.gathered_shape = ag.shape().tuple_shapes(index);
   } else {
-    plan.gathered_shape = ag->shape();
+    plan.gathered_shape = ag.shape();
   }
   const Shape &local = plan.local_weight->shape();
+  const Shape &gathered = plan.gathered_shape;
   const Shape &seen = plan.weight_operand->shape();
-  if (!local.IsArray() || !plan.gathered_shape.IsArray() || !seen.IsArray() ||
-      !local.is_static() || !plan.gathered_shape.is_static() || !seen.is_static())
-    return Missed("the weight shapes must be static arrays");
+  if (!local.IsArray() || !gathered.IsArray() || !seen.IsArray() || !local.is_static() ||
+      !gathered.is_static() || !seen.is_static())
+    return std::string("the weight shapes must be static arrays");
   if (local.rank() == 0 || local.dimensions().back() == 0)
-    return Missed("the local weight " + local.ToString(false) +
-                  " has no innermost dimension to contract");
+    return "the local weight " + local.ToString(false) +
+           " has no innermost dimension to contract";
   if (seen.element_type() != local.element_type() ||
-      seen.element_count() != plan.gathered_shape.element_count())
-    return Missed("the weight operand " + seen.ToString(false) +
-                  " is not a reshape of the gathered weight " +
-                  plan.gathered_shape.ToString(false));
+      seen.element_count() != gathered.element_count())
+    return "the weight operand " + seen.ToString(false) +
+           " is not a reshape of the gathered weight " + gathered.ToString(false);
+  return std::nullopt;
+}
 
-  // 8. Replica groups: tp_degree/num_groups only describe contiguous blocks.
-  auto groups = GetReplicaGroups(*ag);
+/// How many shards the all-gather stacks along its dimension, from the
+/// local and gathered shapes of the operand the dot reads; 1 when they
+/// cannot say.
+int64_t ShardCount(const Plan &plan) {
+  const Shape &local = plan.local_weight->shape();
+  if (plan.ag_dimension < 0 || plan.ag_dimension >= local.rank() ||
+      plan.ag_dimension >= plan.gathered_shape.rank())
+    return 1;
+  int64_t shard = local.dimensions()[plan.ag_dimension];
+  return shard > 0 ? plan.gathered_shape.dimensions()[plan.ag_dimension] / shard : 1;
+}
+
+/// Step 8: expands the replica groups and checks that tp_degree/num_groups
+/// describe them (decision 3). Sets plan.groups, tp_degree and num_groups.
+Reason ResolveReplicaGroups(const CollectiveMatmulOptions &options, Plan &plan) {
+  const HloInstruction &ag = *plan.ag;
+  auto groups = GetReplicaGroups(ag);
   if (!groups)
-    return Missed("cannot read the replica groups: " + TakeMessage(groups.takeError()));
+    return "cannot read the replica groups: " + TakeMessage(groups.takeError());
   plan.groups = std::move(groups->groups);
   if (plan.groups.empty()) {
-    std::optional<std::vector<int64_t>> all = ImplicitGroup(*ag);
+    std::optional<std::vector<int64_t>> all = ImplicitGroup(ag, ShardCount(plan));
     if (!all)
-      return Missed("the module's device count is too large to expand the implicit replica "
-                    "group");
+      return std::string("the module's device count is too large to expand the implicit "
+                         "replica group");
     plan.groups.push_back(std::move(*all));
   }
   if (plan.groups.front().empty())
-    return Missed("the first replica group is empty");
-  if (int64_t partitions = NumPartitions(*ag);
+    return std::string("the first replica group is empty");
+  if (int64_t partitions = NumPartitions(ag);
       !options.compat && partitions > 1 &&
-      GetGroupMode(*ag) == GroupMode::kCrossReplicaAndPartition)
-    return Missed("all-gather with channel_id and without use_global_device_ids gathers every "
-                  "one of the " + llvm::Twine(partitions) +
-                  " partitions of each replica group: tp_degree/num_groups cannot express it");
+      GetGroupMode(ag) == GroupMode::kCrossReplicaAndPartition)
+    return "all-gather with channel_id and without use_global_device_ids gathers every one "
+           "of the " + std::to_string(partitions) +
+           " partitions of each replica group: tp_degree/num_groups cannot express it";
   plan.tp_degree = static_cast<int64_t>(plan.groups.front().size());
   plan.num_groups = static_cast<int64_t>(plan.groups.size());
   if (!options.compat && !AreContiguous(plan.groups))
-    return Missed("non-contiguous replica groups " + FormatReplicaGroups(plan.groups) +
-                  ": tp_degree/num_groups cannot express them");
+    return "non-contiguous replica groups " + FormatReplicaGroups(plan.groups) +
+           ": tp_degree/num_groups cannot express them";
+  return std::nullopt;
+}
+
+/// The checks of docs/collective-matmul.md, in the seed's order; the first
+/// one that fails is the remark's reason.
+Analysis Analyze(HloInstruction *dot, const CollectiveMatmulOptions &options) {
+  if (dot->opcode() != HloOpcode::kDot || dot->operand_count() != 2)
+    return {};
+  // 1. Reach: a matcher, or an all-gather within GetRootAllGather's depth.
+  const Matches matches = RunMatchers(dot);
+  HloInstruction *reach0 = GetRootAllGather(dot->operand(0), 4);
+  HloInstruction *reach1 = GetRootAllGather(dot->operand(1), 4);
+  if (!matches.any() && !reach0 && !reach1)
+    return {};
+
+  Plan plan;
+  auto dnums = GetDotDimensionNumbers(*dot);
+  if (!dnums)
+    return Missed("cannot read the dot dimension numbers: " + TakeMessage(dnums.takeError()));
+  plan.dnums = std::move(*dnums);
+  Reason reason = CheckContractingDims(plan.dnums);                     // 2
+  if (!reason && !matches.any())                                        // 3
+    reason = reach0 ? NoMatcherReason(dot, 0, reach0) : NoMatcherReason(dot, 1, reach1);
+  if (!reason)
+    reason = ChooseWeightSide(dot, matches, options, plan);             // 3-4
+  if (!reason)
+    reason = CheckAllGather(options, plan);                             // 5-6
+  if (!reason)
+    reason = CheckWeightShapes(plan);                                   // 7
+  if (!reason)
+    reason = ResolveReplicaGroups(options, plan);                       // 8
+  if (reason)
+    return Missed(*reason);
 
   // 9. The kernel variant, from the weight as the dot sees it.
-  plan.use_sb_to_sb = FitsSbToSb(seen, options.sb_to_sb_threshold_in_mb);
-
+  plan.use_sb_to_sb = FitsSbToSb(plan.weight_operand->shape(), options.sb_to_sb_threshold_in_mb);
   auto fe = GetFrontendAttributes(*dot);
   if (!fe)
     return Missed("cannot read the dot's frontend_attributes: " + TakeMessage(fe.takeError()));
@@ -417,9 +495,14 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
   HloInstruction *weight = computation->AddInstruction(
       HloInstruction::Create(HloOpcode::kReshape, matrix, {plan.local_weight}));
 
+  // Attributes in XLA's print order. The dot's sharding and metadata carry
+  // over (XLA's ReplaceInstruction copies both onto a replacement without
+  // its own), and so do its frontend attributes, ahead of the loom_* keys.
   auto call = HloInstruction::Create(HloOpcode::kCustomCall, dot->shape(),
                                      {weight, plan.activation}, "collective-matmul");
   call->SetAttribute("custom_call_target", QuoteString(kTarget));
+  if (const std::string *sharding = dot->FindAttribute("sharding"))
+    call->SetAttribute("sharding", *sharding);
   SetFrontendAttributes(*call, FrontendAttributes(plan));
   if (const std::string *metadata = dot->FindAttribute("metadata"))
     call->SetAttribute("metadata", *metadata);
@@ -428,10 +511,10 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
 
   if (remark_stream() && remarked_.insert(dot).second)
     *remark_stream() << Location(dot) << ": fused (" << plan.matcher
-                     << ", weight=" << SideName(plan.weight_side)
                      << ", tp_degree=" << plan.tp_degree << ", num_groups=" << plan.num_groups
                      << ", rhs_contracting_dim=" << plan.dnums.rhs_contracting_dimensions[0]
-                     << ", use_sb_to_sb=" << (plan.use_sb_to_sb ? 1 : 0) << ")\n";
+                     << ", use_sb_to_sb=" << (plan.use_sb_to_sb ? 1 : 0)
+                     << ", weight=" << SideName(plan.weight_side) << ")\n";
   return result;
 }
 

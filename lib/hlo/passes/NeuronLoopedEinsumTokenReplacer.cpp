@@ -75,32 +75,32 @@ llvm::Expected<bool> NeuronLoopedEinsumTokenReplacer::Run(HloModule &module) {
 bool NeuronLoopedEinsumTokenReplacer::InstructionMatchesPattern(HloInstruction *inst) {
   if (!IsTokenOfAllGather(inst))
     return false;
-  llvm::raw_ostream *remarks =
-      remark_stream() && remarked_.insert(inst).second ? remark_stream() : nullptr;
-  if (!options_.nxd) {
-    if (remarks)
-      *remarks << Location(inst) << ": missed: NEURON_COLLECTIVE_MATMUL_NXD is not set to 1 "
-               << "(it gates neuron_looped_einsum_token_replacer)\n";
-    return false;
+  std::string reason = "NEURON_COLLECTIVE_MATMUL_NXD is not set to 1 (it gates "
+                       "neuron_looped_einsum_token_replacer)";
+  if (options_.nxd) {
+    auto replacement = Replacement(inst, options_.compat);
+    if (replacement)
+      return true;
+    reason = llvm::toString(replacement.takeError());
   }
-  auto replacement = Replacement(inst, options_.compat);
-  if (!replacement) {
-    std::string reason = llvm::toString(replacement.takeError());
-    if (remarks)
-      *remarks << Location(inst) << ": missed: " << reason << "\n";
-    return false;
-  }
-  if (remarks)
-    *remarks << Location(inst) << ": replaced by %" << (*replacement)->name() << "\n";
-  return true;
+  if (remark_stream() && remarked_.insert(inst).second)
+    *remark_stream() << Location(inst) << ": missed: " << reason << "\n";
+  return false;
 }
 
+// The "replaced by" remark is written here, not when matching: an earlier
+// replacement in the same computation may have rewired the all-gather's
+// operand (a chain of token all-gathers), and the remark names what the
+// get-tuple-element's users really read.
 llvm::Expected<HloInstruction *>
 NeuronLoopedEinsumTokenReplacer::ExpandInstruction(HloInstruction *gte) {
   if (!IsTokenOfAllGather(gte))
     return makeError("neuron_looped_einsum_token_replacer: '" + gte->name() +
                      "' is no longer a rank-0 get-tuple-element of an all-gather");
-  return Replacement(gte, options_.compat);
+  auto replacement = Replacement(gte, options_.compat);
+  if (replacement && remark_stream() && remarked_.insert(gte).second)
+    *remark_stream() << Location(gte) << ": replaced by %" << (*replacement)->name() << "\n";
+  return replacement;
 }
 
 } // namespace loom::hlo

@@ -36,8 +36,9 @@ struct SpmdLayout {
 struct EvalOptions {
   /// Largest element count of any single array value (per device).
   int64_t max_elements_per_value = int64_t{1} << 28;
-  /// Bound on while-loop iterations; exceeding it is an error.
-  int64_t max_while_iterations = int64_t{1} << 24;
+  /// Bound on the iterations of one while loop; exceeding it is an error
+  /// (an endless loop fails in seconds instead of hanging a test).
+  int64_t max_while_iterations = int64_t{1} << 20;
   /// Bound on the bytes held by all live values of all devices together.
   int64_t max_live_bytes = int64_t{4} << 30;
   /// Bound on nested calls (call / fusion / while / conditional / to_apply).

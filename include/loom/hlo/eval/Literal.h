@@ -1,4 +1,4 @@
-//===- Literal.h - Concrete values of HLO shapes, as the interpreter keeps ---===//
+//===- Literal.h - Concrete values of HLO shapes ---------------------------===//
 //
 // A Literal is an array of one element type (data packed row-major,
 // little-endian, at the type's natural width; sub-byte types s1/s2/s4/u1/
@@ -7,8 +7,9 @@
 // logical order.
 //
 // Conversions between element types follow XLA's `convert`:
-//   * float -> narrower float rounds to nearest, ties to even; overflow gives
-//     inf, or NaN for the types without inf (f8e4m3fn, the *fnuz types).
+//   * anything -> float rounds to nearest, ties to even, once (f64 -> bf16
+//     does not round through f32); overflow gives inf, or NaN for the types
+//     without inf (f8e4m3fn, the *fnuz types); f4e2m1fn saturates.
 //   * float -> integer truncates toward zero and saturates; NaN gives 0.
 //   * integer -> integer wraps (two's complement) to the destination width.
 //   * anything -> pred is `x != 0`.
