@@ -265,35 +265,11 @@ void RunOne(int64_t index, Tally &tally) {
 // Each feature the issue lists must have fused at least once. Rarer
 // variants (shuffled or implicit groups, six-operand all-gathers, ...) are
 // only reported: a few dozen cases cannot promise that one of them fuses.
-constexpr const char *kRequiredTags[] = {"plain",
-                                         "while",
-                                         "bf16",
-                                         "f32",
-                                         "weight-rank-3",
-                                         "weight-rank-4",
-                                         "ag-dim-0",
-                                         "ag-dim-1",
-                                         "ag-dim-2",
-                                         "ag-dim-3",
-                                         "nxd-index-0",
-                                         "nxd-index-nonzero",
-                                         "token",
-                                         "groups-contiguous",
-                                         "groups-iota",
-                                         "1-group",
-                                         "2-groups",
-                                         "3-groups",
-                                         "cross-replica",
-                                         "flattened",
-                                         "batch-dims",
-                                         "nxd",
-                                         "no-nxd",
-                                         "compat",
-                                         "no-compat",
-                                         "aggressive",
-                                         "not-aggressive",
-                                         "f32-accumulate",
-                                         "shared-all-gather"};
+constexpr llvm::StringLiteral kRequiredTags =
+    "plain while bf16 f32 weight-rank-3 weight-rank-4 ag-dim-0 ag-dim-1 ag-dim-2 ag-dim-3 "
+    "nxd-index-0 nxd-index-nonzero token groups-contiguous groups-iota 1-group 2-groups "
+    "3-groups cross-replica flattened batch-dims f32-accumulate shared-all-gather nxd no-nxd "
+    "compat no-compat aggressive not-aggressive";
 
 // The per-shape table; false when enforced and a shape never fused.
 bool CheckShapes(const Tally &tally, bool enforce) {
@@ -320,8 +296,10 @@ bool CheckTags(const Tally &tally, bool enforce) {
   if (!enforce)
     return true;
   bool ok = true;
-  for (const char *tag : kRequiredTags) {
-    auto it = tally.tags.find(tag);
+  llvm::SmallVector<llvm::StringRef> required;
+  kRequiredTags.split(required, ' ');
+  for (llvm::StringRef tag : required) {
+    auto it = tally.tags.find(tag.str());
     if (it == tally.tags.end() || it->second.second == 0) {
       llvm::errs() << "coverage: no case tagged '" << tag << "' fused\n";
       ok = false;

@@ -272,8 +272,11 @@ Reason ChooseWeightSide(HloInstruction *dot, const Matches &m,
     // Neuron's pass takes operand 0 as the weight here; loom takes the
     // operand that carries the all-gather unless asked to follow Neuron.
     plan.weight_side = options.compat ? 0 : 1;
-    if (options.compat && !(ag = GetRootAllGather(dot->operand(0), 4)))
-      return std::string("(--neuron-compat) RhsRS: operand 0 reaches no all-gather");
+    if (options.compat) {
+      ag = GetRootAllGather(dot->operand(0), 4);
+      if (!ag)
+        return std::string("(--neuron-compat) RhsRS: operand 0 reaches no all-gather");
+    }
   }
   plan.weight_operand = dot->operand(plan.weight_side);
   plan.activation = dot->operand(1 - plan.weight_side);
