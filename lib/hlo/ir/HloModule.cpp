@@ -114,6 +114,18 @@ std::vector<HloComputation *> HloModule::MakeComputationPostOrder() const {
   return order;
 }
 
+std::vector<HloComputation *> HloModule::MakeNonfusionComputations() const {
+  llvm::DenseSet<const HloComputation *> fused;
+  for (const auto &c : computations_)
+    for (HloInstruction *i : c->instructions())
+      if (i->opcode() == HloOpcode::kFusion)
+        for (HloComputation *callee : i->CalledComputations("calls"))
+          fused.insert(callee);
+  std::vector<HloComputation *> order = MakeComputationPostOrder();
+  llvm::erase_if(order, [&](HloComputation *c) { return fused.contains(c); });
+  return order;
+}
+
 int64_t HloModule::instruction_count() const {
   int64_t n = 0;
   for (const auto &c : computations_)

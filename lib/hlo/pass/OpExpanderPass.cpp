@@ -31,7 +31,7 @@ void MoveControlDependencies(HloInstruction *from, HloInstruction *to) {
 
 llvm::Expected<bool> OpExpanderPass::Run(HloModule &module) {
   bool changed = false;
-  for (HloComputation *comp : module.MakeComputationPostOrder()) {
+  for (HloComputation *comp : module.MakeNonfusionComputations()) {
     // Collect before mutating: expansions add instructions and remove dead
     // chains, which must not disturb the walk.
     std::vector<HloInstruction *> matches;

@@ -57,6 +57,10 @@ public:
   HloComputation *GetComputationWithName(llvm::StringRef name) const;
   /// Callees before callers (the order XLA's passes walk computations in).
   std::vector<HloComputation *> MakeComputationPostOrder() const;
+  /// The post order without the computations that fusion instructions call:
+  /// those are the bodies of already-formed fusions, which rewrite passes
+  /// leave alone (XLA's MakeNonfusionComputations).
+  std::vector<HloComputation *> MakeNonfusionComputations() const;
   int64_t instruction_count() const;
 
   /// A name not yet used by any instruction of the module: `prefix` itself

@@ -1,8 +1,9 @@
 //===- OpExpanderPass.h - Match one instruction, replace it, drop the rest ===//
 //
 // The shared driver of passes that rewrite single instructions. Run() visits
-// every computation (callees before callers) and, in each, the instructions
-// in post order. It collects the matches first (InstructionMatchesPattern),
+// every computation (callees before callers) except the bodies of fusion
+// instructions, as XLA's driver does, and, in each, the instructions in post
+// order. It collects the matches first (InstructionMatchesPattern),
 // then for each one that still belongs to the computation and still matches:
 //   1. ExpandInstruction(inst) returns the replacement;
 //   2. if that is `inst` itself, nothing changes;
