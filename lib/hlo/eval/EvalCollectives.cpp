@@ -24,6 +24,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <numeric>
+#include <optional>
 
 namespace loom::hlo {
 namespace {
@@ -335,13 +336,18 @@ llvm::Expected<DeviceValues> ReduceScatter(const HloInstruction &inst, const Sha
   return Pack(std::move(parts), result, ctx.devices.size());
 }
 
+/// collective-permute: one operand gives the permuted array; several
+/// operands (XLA's combined form) give a tuple, each permuted alike.
 llvm::Expected<DeviceValues> CollectivePermute(const HloInstruction &inst, const Shape &result,
                                                Operands &ops, const SpmdContext &ctx) {
-  if (ops.size() != 1)
-    return UnsupportedError(inst, "collective-permute with " + llvm::Twine(ops.size()) +
-                                      " operands");
-  if (!ops.At(0, 0).shape().Compatible(result))
-    return EvalError(inst, "operand and result shapes differ");
+  if (ops.size() == 0 || (ops.size() > 1 && (!result.IsTuple() ||
+                                             result.tuple_shapes_size() !=
+                                                 static_cast<int64_t>(ops.size()))))
+    return EvalError(inst, "collective-permute of " + llvm::Twine(ops.size()) +
+                               " operands must give a tuple of as many results");
+  for (size_t i = 0; i < ops.size(); ++i)
+    if (!ops.At(i, 0).shape().Compatible(ResultPart(result, i, ops.size())))
+      return EvalError(inst, "operand and result shapes differ");
   llvm::Expected<std::vector<std::pair<int64_t, int64_t>>> pairs = GetSourceTargetPairs(inst);
   if (!pairs)
     return pairs.takeError();
@@ -360,16 +366,14 @@ llvm::Expected<DeviceValues> CollectivePermute(const HloInstruction &inst, const
   llvm::DenseMap<int64_t, size_t> position;
   for (size_t k = 0; k < ctx.devices.size(); ++k)
     position[ctx.devices[k]] = k;
-  const DeviceValues &operand = ops.Get(0);
-  DeviceValues out;
+  // The position (in ctx.devices) each device receives from, or none.
+  std::vector<std::optional<size_t>> from(ctx.devices.size());
   for (size_t k = 0; k < ctx.devices.size(); ++k) {
     const int64_t d = ctx.devices[k];
     const int64_t r = layout.replica_id(d), p = layout.partition_id(d);
     auto it = source_of.find(cross_partition ? p : r);
-    if (it == source_of.end()) {
-      out.emplace_back(result); // not a target: zeros
-      continue;
-    }
+    if (it == source_of.end())
+      continue; // not a target: zeros
     const int64_t source = cross_partition ? r * layout.num_partitions + it->second
                                            : it->second * layout.num_partitions + p;
     auto src = position.find(source);
@@ -377,10 +381,24 @@ llvm::Expected<DeviceValues> CollectivePermute(const HloInstruction &inst, const
       return EvalError(inst, "source device " + llvm::Twine(source) +
                                  " does not reach this collective (devices diverged in "
                                  "control flow)");
-    out.push_back(operand[src->second]);
-    out.back().Reshape(result);
+    from[k] = src->second;
   }
-  return out;
+  std::vector<DeviceValues> parts;
+  for (size_t i = 0; i < ops.size(); ++i) {
+    const Shape &shape = ResultPart(result, i, ops.size());
+    const DeviceValues &operand = ops.Get(i);
+    DeviceValues out;
+    for (size_t k = 0; k < ctx.devices.size(); ++k) {
+      if (!from[k]) {
+        out.emplace_back(shape); // zeros
+        continue;
+      }
+      out.push_back(operand[*from[k]]);
+      out.back().Reshape(shape);
+    }
+    parts.push_back(std::move(out));
+  }
+  return Pack(std::move(parts), result, ctx.devices.size());
 }
 
 llvm::Expected<DeviceValues> AllToAll(const HloInstruction &inst, const Shape &result,

@@ -267,21 +267,33 @@ private:
     bool negative = digits.consume_front("-");
     if (!negative)
       digits.consume_front("+");
+    // Decimal as XLA's lexer reads it (a leading 0 is not octal); a 0x
+    // prefix is taken as hexadecimal.
+    unsigned radix = 10;
+    if (digits.startswith_insensitive("0x")) {
+      digits = digits.drop_front(2);
+      radix = 16;
+    }
     uint64_t magnitude;
-    if (digits.getAsInteger(0, magnitude))
+    if (digits.empty() || digits.getAsInteger(radix, magnitude))
       return Error("expected an integer of type " + PrimitiveTypeName(type) + ", got '" +
                    token + "'");
     int bits = PrimitiveTypeBitWidth(type);
     bool is_signed = IsSignedIntegralType(type);
     // The value must fit the element type: XLA rejects out-of-range constants.
+    // XLA reads the text as an s64 and then checks it as unsigned, so a
+    // negative u64 constant wraps (u64 -1 is the maximum); other unsigned
+    // types reject negative values.
     uint64_t limit = is_signed ? (uint64_t{1} << (bits - 1)) - (negative ? 0 : 1)
                                : (bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1);
-    if ((negative && !is_signed && magnitude != 0) || magnitude > limit)
+    const bool u64_wraps =
+        negative && !is_signed && bits == 64 && magnitude <= (uint64_t{1} << 63);
+    if (!u64_wraps && ((negative && !is_signed && magnitude != 0) || magnitude > limit))
       return Error("value '" + token + "' is out of range for " + PrimitiveTypeName(type));
-    if (negative)
+    if (negative && is_signed)
       lit.SetFromInt64(i, static_cast<int64_t>(uint64_t{0} - magnitude));
     else
-      lit.SetFromUint64(i, magnitude);
+      lit.SetFromUint64(i, negative ? uint64_t{0} - magnitude : magnitude);
     return llvm::Error::success();
   }
 
@@ -318,6 +330,10 @@ private:
                      token + "'");
     }
     lit.SetFromDouble(i, negative ? -v : v);
+    // As in XLA, a finite value that rounds to infinity in the element type
+    // (f16 65520, bf16 1e100) is out of range.
+    if (std::isfinite(v) && std::isinf(lit.GetAsDouble(i)))
+      return Error("value '" + token + "' is out of range for " + PrimitiveTypeName(type));
     return llvm::Error::success();
   }
 
