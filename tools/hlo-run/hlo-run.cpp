@@ -139,10 +139,12 @@ llvm::Error ApplyInput(const InputSpec &spec, const HloModule &module,
 
 llvm::Expected<std::vector<std::vector<Literal>>>
 MakeArguments(const HloModule &module, const std::vector<InputSpec> &specs) {
-  std::vector<std::vector<Literal>> args = MakeRandomArguments(module, seed);
+  auto args = MakeRandomArguments(module, seed);
+  if (!args)
+    return args.takeError();
   for (const InputSpec &spec : specs)
-    if (auto err = ApplyInput(spec, module, args))
-      return err;
+    if (auto err = ApplyInput(spec, module, *args))
+      return std::move(err);
   return args;
 }
 

@@ -260,6 +260,30 @@ TEST(EvalLiteralTest, ParseErrorsSayWhatIsWrong) {
             std::string::npos);
 }
 
+TEST(EvalLiteralTest, IntegerAndRangeRulesFollowXlasParser) {
+  // Leading zeros are decimal, not octal.
+  auto shape = ParseShape("s32[2]");
+  ASSERT_TRUE(static_cast<bool>(shape));
+  auto lz = ParseLiteral(*shape, "{010, -007}");
+  ASSERT_TRUE(static_cast<bool>(lz)) << llvm::toString(lz.takeError());
+  EXPECT_EQ(lz->ToString(), "s32[2]{0} {10, -7}");
+  // A negative u64 wraps (XLA reads an s64 and checks it as unsigned).
+  auto u64 = ParseShape("u64[]");
+  ASSERT_TRUE(static_cast<bool>(u64));
+  auto m1 = ParseLiteral(*u64, "-1");
+  ASSERT_TRUE(static_cast<bool>(m1)) << llvm::toString(m1.takeError());
+  EXPECT_EQ(m1->ToString(), "u64[] 18446744073709551615");
+  EXPECT_NE(ParseError("u32[]", "-1").find("out of range for u32"), std::string::npos);
+  // A finite value that rounds to inf is out of range; one that rounds to
+  // the largest finite value is not.
+  EXPECT_NE(ParseError("f16[]", "65520").find("out of range for f16"), std::string::npos);
+  EXPECT_NE(ParseError("bf16[]", "1e100").find("out of range for bf16"), std::string::npos);
+  EXPECT_NE(ParseError("f32[]", "-1e39").find("out of range for f32"), std::string::npos);
+  EXPECT_EQ(ParseError("f16[]", "65519.99"), "");
+  EXPECT_EQ(ParseError("bf16[]", "3.39e+38"), "");
+  EXPECT_EQ(ParseError("f16[]", "-inf"), "");
+}
+
 TEST(EvalLiteralTest, EqualityIgnoresLayout) {
   Literal a = Array(PrimitiveType::F32, {2, 2}, {1, 2, 3, 4});
   Literal b = a;

@@ -35,7 +35,7 @@ ENTRY %main {
 TEST(RandomInputsTest, OneListPerDeviceInParameterOrder) {
   auto module = Parse(kModule);
   ASSERT_TRUE(module);
-  auto args = MakeRandomArguments(*module, 5);
+  auto args = llvm::cantFail(MakeRandomArguments(*module, 5));
   ASSERT_EQ(args.size(), 4u);
   for (const auto &device : args) {
     ASSERT_EQ(device.size(), 3u);
@@ -48,9 +48,9 @@ TEST(RandomInputsTest, OneListPerDeviceInParameterOrder) {
 TEST(RandomInputsTest, SameSeedSameValuesOtherwiseDifferent) {
   auto module = Parse(kModule);
   ASSERT_TRUE(module);
-  auto a = MakeRandomArguments(*module, 5);
-  auto b = MakeRandomArguments(*module, 5);
-  auto c = MakeRandomArguments(*module, 6);
+  auto a = llvm::cantFail(MakeRandomArguments(*module, 5));
+  auto b = llvm::cantFail(MakeRandomArguments(*module, 5));
+  auto c = llvm::cantFail(MakeRandomArguments(*module, 6));
   for (size_t d = 0; d < a.size(); ++d)
     for (size_t p = 0; p < a[d].size(); ++p) {
       EXPECT_TRUE(a[d][p] == b[d][p]);
@@ -65,7 +65,7 @@ TEST(RandomInputsTest, SameSeedSameValuesOtherwiseDifferent) {
 TEST(RandomInputsTest, ValuesAreInTheirRanges) {
   auto module = Parse(kModule);
   ASSERT_TRUE(module);
-  auto args = MakeRandomArguments(*module, 11);
+  auto args = llvm::cantFail(MakeRandomArguments(*module, 11));
   bool saw_true = false, saw_false = false, saw_negative = false;
   for (const auto &device : args) {
     for (const Literal *floats : {&device[0], &device[2]})
@@ -100,3 +100,29 @@ TEST(RandomInputsTest, StreamIsPinned) {
 }
 
 } // namespace
+
+TEST(RandomInputs, RefusesParametersTheInterpreterCannotHold) {
+  auto module = ParseHloModule(R"(
+HloModule big, replica_count=2
+ENTRY e {
+  ROOT p = f32[65536,65536] parameter(0)
+})");
+  ASSERT_TRUE(bool(module)) << llvm::toString(module.takeError());
+  auto args = MakeRandomArguments(**module, 1);
+  ASSERT_FALSE(bool(args));
+  EXPECT_NE(llvm::toString(args.takeError()).find("parameter 'p'"), std::string::npos);
+
+  EvalOptions small;
+  small.max_live_bytes = 1000;
+  auto tuple = ParseHloModule(R"(
+HloModule t, replica_count=2
+ENTRY e {
+  ROOT p = (f32[100], s8[200]) parameter(0)
+})");
+  ASSERT_TRUE(bool(tuple)) << llvm::toString(tuple.takeError());
+  auto refused = MakeRandomArguments(**tuple, 1, small);
+  ASSERT_FALSE(bool(refused));
+  EXPECT_NE(llvm::toString(refused.takeError()).find("bytes of live values"), std::string::npos);
+  small.max_live_bytes = 1200;
+  EXPECT_TRUE(bool(llvm::cantFail(MakeRandomArguments(**tuple, 1, small)).size() == 2));
+}

@@ -284,8 +284,10 @@ llvm::Expected<ComparisonSummary> CompareModules(const HloModule &reference,
 
 llvm::Error CheckNumerics(const HloModule &reference, const HloModule &candidate,
                           const NumericsCheckOptions &options, llvm::raw_ostream &log) {
-  auto summary =
-      CompareModules(reference, candidate, MakeRandomArguments(reference, options.seed), options);
+  auto args = MakeRandomArguments(reference, options.seed);
+  if (!args)
+    return args.takeError();
+  auto summary = CompareModules(reference, candidate, *args, options);
   if (!summary)
     return summary.takeError();
   log << "numerics (seed " << options.seed << "): " << summary->ToString() << "\n";

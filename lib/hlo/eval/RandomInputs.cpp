@@ -3,6 +3,7 @@
 #include "loom/hlo/eval/RandomInputs.h"
 
 #include "loom/hlo/eval/HloEvaluator.h"
+#include "loom/support/Error.h"
 
 namespace loom::hlo {
 namespace {
@@ -51,9 +52,45 @@ Literal MakeRandomLiteral(const Shape &shape, uint64_t seed, int64_t device, int
   return literal;
 }
 
-std::vector<std::vector<Literal>> MakeRandomArguments(const HloModule &module, uint64_t seed) {
+// Bytes of one device's copy of `shape`, refusing values the interpreter
+// would refuse anyway: a 2^31-element parameter must fail at once, not after
+// gigabytes of random numbers.
+static llvm::Error AddParameterBytes(const Shape &shape, const HloInstruction &param,
+                                     const EvalOptions &limits, int64_t &bytes) {
+  if (shape.IsTuple()) {
+    for (const Shape &element : shape.tuple_shapes())
+      if (llvm::Error err = AddParameterBytes(element, param, limits, bytes))
+        return err;
+    return llvm::Error::success();
+  }
+  if (!shape.IsArray())
+    return llvm::Error::success();
+  std::optional<int64_t> n = shape.ElementsIn();
+  std::optional<int64_t> size = shape.ByteSizeOf();
+  if (!n || !size || *n > limits.max_elements_per_value)
+    return makeError("parameter '" + param.name() + "' (" + shape.ToString() + ") exceeds the " +
+                     llvm::Twine(limits.max_elements_per_value) +
+                     " elements the interpreter holds in one value");
+  bytes += *size;
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<std::vector<Literal>>>
+MakeRandomArguments(const HloModule &module, uint64_t seed, const EvalOptions &limits) {
   int64_t devices = SpmdLayout::FromModule(module).num_devices();
   const HloComputation *entry = module.entry_computation();
+  int64_t bytes = 0;
+  for (int64_t p = 0; entry && p < entry->num_parameters(); ++p) {
+    const HloInstruction *param = entry->parameter_instruction(p);
+    if (!param)
+      return makeError("entry parameter " + llvm::Twine(p) + " is missing");
+    if (llvm::Error err = AddParameterBytes(param->shape(), *param, limits, bytes))
+      return std::move(err);
+  }
+  if (devices <= 0 || bytes > limits.max_live_bytes / devices)
+    return makeError("the parameters of " + llvm::Twine(devices) +
+                     " devices exceed the interpreter's " + llvm::Twine(limits.max_live_bytes) +
+                     " bytes of live values");
   std::vector<std::vector<Literal>> args(static_cast<size_t>(devices));
   for (int64_t d = 0; d < devices; ++d)
     for (int64_t p = 0; entry && p < entry->num_parameters(); ++p)

@@ -18,8 +18,11 @@
 #ifndef LOOM_HLO_EVAL_RANDOMINPUTS_H
 #define LOOM_HLO_EVAL_RANDOMINPUTS_H
 
+#include "loom/hlo/eval/HloEvaluator.h"
 #include "loom/hlo/eval/Literal.h"
 #include "loom/hlo/ir/HloModule.h"
+
+#include "llvm/Support/Error.h"
 
 #include <cstdint>
 #include <vector>
@@ -55,8 +58,11 @@ private:
 Literal MakeRandomLiteral(const Shape &shape, uint64_t seed, int64_t device, int64_t param);
 
 /// result[device][param] for every device of the module's SPMD launch
-/// (replica_count * num_partitions) and every entry parameter.
-std::vector<std::vector<Literal>> MakeRandomArguments(const HloModule &module, uint64_t seed);
+/// (replica_count * num_partitions) and every entry parameter. Parameters
+/// larger than the interpreter would accept (`limits`: elements per value,
+/// bytes over all devices) are an error before anything is allocated.
+llvm::Expected<std::vector<std::vector<Literal>>>
+MakeRandomArguments(const HloModule &module, uint64_t seed, const EvalOptions &limits = {});
 
 } // namespace loom::hlo
 
