@@ -220,8 +220,14 @@ llvm::Expected<DeviceValues> GatherArrays(const HloInstruction &inst, const Devi
   return out;
 }
 
-llvm::Expected<DeviceValues> AllGather(const HloInstruction &inst, const Shape &result,
-                                       Operands &ops, const SpmdContext &ctx) {
+/// all-gather and reduce-scatter, operand by operand: a rank-0 operand
+/// (torch-xla's token-like scalar) passes through unchanged; `combine` makes
+/// the part of every other operand from (its values, its shape, the result
+/// part's shape, the collective dimension, the groups).
+template <typename CombineFn>
+llvm::Expected<DeviceValues> DimensionCollective(const HloInstruction &inst, const Shape &result,
+                                                 Operands &ops, const SpmdContext &ctx,
+                                                 CombineFn combine) {
   if (llvm::Error err = CheckParts(inst, result, ops.size()))
     return err;
   llvm::Expected<int64_t> dim = GetCollectiveDimension(inst);
@@ -233,19 +239,29 @@ llvm::Expected<DeviceValues> AllGather(const HloInstruction &inst, const Shape &
   std::vector<DeviceValues> parts;
   for (size_t i = 0; i < ops.size(); ++i) {
     const Shape &shape = ResultPart(result, i, ops.size());
-    // A rank-0 operand (torch-xla's token-like scalar) passes through.
-    if (ops.At(i, 0).shape().IsArray() && ops.At(i, 0).shape().rank() == 0) {
-      if (!ops.At(i, 0).shape().Compatible(shape))
+    const Shape &in = ops.At(i, 0).shape();
+    if (in.IsArray() && in.rank() == 0) {
+      if (!in.Compatible(shape))
         return EvalError(inst, "rank-0 operand must keep its shape");
       parts.push_back(ops.Take(i));
       continue;
     }
-    llvm::Expected<DeviceValues> gathered = GatherArrays(inst, ops.Get(i), *dim, shape, *groups);
-    if (!gathered)
-      return gathered.takeError();
-    parts.push_back(std::move(*gathered));
+    llvm::Expected<DeviceValues> part = combine(ops.Get(i), in, shape, *dim, *groups);
+    if (!part)
+      return part.takeError();
+    parts.push_back(std::move(*part));
   }
   return Pack(std::move(parts), result, ctx.devices.size());
+}
+
+llvm::Expected<DeviceValues> AllGather(const HloInstruction &inst, const Shape &result,
+                                       Operands &ops, const SpmdContext &ctx) {
+  return DimensionCollective(
+      inst, result, ops, ctx,
+      [&](const DeviceValues &operand, const Shape &, const Shape &shape, int64_t dim,
+          const std::vector<std::vector<size_t>> &groups) {
+        return GatherArrays(inst, operand, dim, shape, groups);
+      });
 }
 
 /// Elementwise fold of each group's operands in group order.
@@ -294,46 +310,30 @@ llvm::Expected<DeviceValues> AllReduce(const HloInstruction &inst, const Shape &
 
 llvm::Expected<DeviceValues> ReduceScatter(const HloInstruction &inst, const Shape &result,
                                            Operands &ops, const SpmdContext &ctx) {
-  if (llvm::Error err = CheckParts(inst, result, ops.size()))
-    return err;
-  llvm::Expected<int64_t> dim = GetCollectiveDimension(inst);
-  if (!dim)
-    return dim.takeError();
-  llvm::Expected<std::vector<std::vector<size_t>>> groups = GroupsFor(inst, ctx);
-  if (!groups)
-    return groups.takeError();
-  std::vector<DeviceValues> parts;
-  for (size_t i = 0; i < ops.size(); ++i) {
-    const Shape &shape = ResultPart(result, i, ops.size());
-    const Shape &in = ops.At(i, 0).shape();
-    if (in.IsArray() && in.rank() == 0) {
-      // As for all-gather: a rank-0 operand passes through.
-      if (!in.Compatible(shape))
-        return EvalError(inst, "rank-0 operand must keep its shape");
-      parts.push_back(ops.Take(i));
-      continue;
-    }
-    llvm::Expected<DeviceValues> reduced = ReduceGroups(inst, ops.Get(i), *groups, ctx);
-    if (!reduced)
-      return reduced.takeError();
-    for (const auto &group : *groups) {
-      const int64_t size = static_cast<int64_t>(group.size());
-      if (!shape.IsArray() || *dim < 0 || *dim >= in.rank() || shape.rank() != in.rank() ||
-          shape.element_type() != in.element_type() ||
-          shape.dimensions(*dim) * size != in.dimensions(*dim))
-        return EvalError(inst, "reduce-scatter of " + in.ToString() + " into " +
-                                   shape.ToString() + " over " + llvm::Twine(size) +
-                                   " devices");
-      for (size_t rank = 0; rank < group.size(); ++rank) {
-        std::vector<int64_t> starts(in.rank(), 0);
-        starts[*dim] = static_cast<int64_t>(rank) * shape.dimensions(*dim);
-        Literal &full = (*reduced)[group[rank]];
-        full = SliceLiteral(full, starts, shape.dimensions(), shape);
-      }
-    }
-    parts.push_back(std::move(*reduced));
-  }
-  return Pack(std::move(parts), result, ctx.devices.size());
+  return DimensionCollective(
+      inst, result, ops, ctx,
+      [&](const DeviceValues &operand, const Shape &in, const Shape &shape, int64_t dim,
+          const std::vector<std::vector<size_t>> &groups) -> llvm::Expected<DeviceValues> {
+        llvm::Expected<DeviceValues> reduced = ReduceGroups(inst, operand, groups, ctx);
+        if (!reduced)
+          return reduced.takeError();
+        for (const auto &group : groups) {
+          const int64_t size = static_cast<int64_t>(group.size());
+          if (!shape.IsArray() || dim < 0 || dim >= in.rank() || shape.rank() != in.rank() ||
+              shape.element_type() != in.element_type() ||
+              shape.dimensions(dim) * size != in.dimensions(dim))
+            return EvalError(inst, "reduce-scatter of " + in.ToString() + " into " +
+                                       shape.ToString() + " over " + llvm::Twine(size) +
+                                       " devices");
+          for (size_t rank = 0; rank < group.size(); ++rank) {
+            std::vector<int64_t> starts(in.rank(), 0);
+            starts[dim] = static_cast<int64_t>(rank) * shape.dimensions(dim);
+            Literal &full = (*reduced)[group[rank]];
+            full = SliceLiteral(full, starts, shape.dimensions(), shape);
+          }
+        }
+        return reduced;
+      });
 }
 
 /// collective-permute: one operand gives the permuted array; several

@@ -98,7 +98,10 @@ llvm::Error CheckArray(const HloInstruction &inst, const Literal &lit) {
   return llvm::Error::success();
 }
 
-llvm::Error CheckResultType(const HloInstruction &inst, const Literal &operand) {
+/// An array operand whose element type the array result keeps.
+llvm::Error CheckArrayAndResultType(const HloInstruction &inst, const Literal &operand) {
+  if (llvm::Error err = CheckArray(inst, operand))
+    return err;
   if (!inst.shape().IsArray() || inst.shape().element_type() != operand.element_type())
     return EvalError(inst, "result type " + inst.shape().ToString() +
                                " differs from the operand's element type");
@@ -145,9 +148,7 @@ Literal TransposeLiteral(const Literal &operand, llvm::ArrayRef<int64_t> permuta
 }
 
 llvm::Expected<Literal> EvalTranspose(const HloInstruction &inst, const Literal &operand) {
-  if (llvm::Error err = CheckArray(inst, operand))
-    return err;
-  if (llvm::Error err = CheckResultType(inst, operand))
+  if (llvm::Error err = CheckArrayAndResultType(inst, operand))
     return err;
   llvm::Expected<std::vector<int64_t>> perm = GetDimensions(inst);
   if (!perm)
@@ -167,9 +168,7 @@ llvm::Expected<Literal> EvalTranspose(const HloInstruction &inst, const Literal 
 }
 
 llvm::Expected<Literal> EvalBroadcast(const HloInstruction &inst, const Literal &operand) {
-  if (llvm::Error err = CheckArray(inst, operand))
-    return err;
-  if (llvm::Error err = CheckResultType(inst, operand))
+  if (llvm::Error err = CheckArrayAndResultType(inst, operand))
     return err;
   llvm::Expected<std::vector<int64_t>> dims = GetDimensions(inst);
   if (!dims)
@@ -204,9 +203,7 @@ Literal SliceLiteral(const Literal &operand, llvm::ArrayRef<int64_t> starts,
 }
 
 llvm::Expected<Literal> EvalSlice(const HloInstruction &inst, const Literal &operand) {
-  if (llvm::Error err = CheckArray(inst, operand))
-    return err;
-  if (llvm::Error err = CheckResultType(inst, operand))
+  if (llvm::Error err = CheckArrayAndResultType(inst, operand))
     return err;
   llvm::Expected<SliceConfig> config = GetSliceConfig(inst);
   if (!config)
@@ -237,9 +234,7 @@ llvm::Expected<Literal> EvalSlice(const HloInstruction &inst, const Literal &ope
 llvm::Expected<Literal> EvalDynamicSlice(const HloInstruction &inst,
                                          llvm::ArrayRef<const Literal *> operands) {
   const Literal &operand = *operands[0];
-  if (llvm::Error err = CheckArray(inst, operand))
-    return err;
-  if (llvm::Error err = CheckResultType(inst, operand))
+  if (llvm::Error err = CheckArrayAndResultType(inst, operand))
     return err;
   const int64_t rank = operand.shape().rank();
   llvm::Expected<std::vector<int64_t>> starts = StartIndices(inst, operands.drop_front(), rank);
@@ -271,9 +266,7 @@ void UpdateSliceInPlace(Literal &target, const Literal &update, llvm::ArrayRef<i
 llvm::Expected<Literal> EvalDynamicUpdateSlice(const HloInstruction &inst, Literal operand,
                                                llvm::ArrayRef<const Literal *> rest) {
   const Literal &update = *rest[0];
-  if (llvm::Error err = CheckArray(inst, operand))
-    return err;
-  if (llvm::Error err = CheckResultType(inst, operand))
+  if (llvm::Error err = CheckArrayAndResultType(inst, operand))
     return err;
   const int64_t rank = operand.shape().rank();
   if (!update.shape().IsArray() || update.shape().rank() != rank ||
@@ -333,9 +326,7 @@ llvm::Expected<Literal> EvalConcatenate(const HloInstruction &inst,
 
 llvm::Expected<Literal> EvalPad(const HloInstruction &inst, const Literal &operand,
                                 const Literal &pad_value) {
-  if (llvm::Error err = CheckArray(inst, operand))
-    return err;
-  if (llvm::Error err = CheckResultType(inst, operand))
+  if (llvm::Error err = CheckArrayAndResultType(inst, operand))
     return err;
   llvm::Expected<std::vector<PaddingDimension>> config = GetPaddingConfig(inst);
   if (!config)
@@ -380,9 +371,7 @@ llvm::Expected<Literal> EvalPad(const HloInstruction &inst, const Literal &opera
 }
 
 llvm::Expected<Literal> EvalReverse(const HloInstruction &inst, const Literal &operand) {
-  if (llvm::Error err = CheckArray(inst, operand))
-    return err;
-  if (llvm::Error err = CheckResultType(inst, operand))
+  if (llvm::Error err = CheckArrayAndResultType(inst, operand))
     return err;
   llvm::Expected<std::vector<int64_t>> dims = GetDimensions(inst);
   if (!dims)
@@ -439,9 +428,7 @@ Literal ReshapeLiteral(Literal lit, const Shape &shape) {
 }
 
 llvm::Expected<Literal> EvalReshape(const HloInstruction &inst, Literal operand) {
-  if (llvm::Error err = CheckArray(inst, operand))
-    return err;
-  if (llvm::Error err = CheckResultType(inst, operand))
+  if (llvm::Error err = CheckArrayAndResultType(inst, operand))
     return err;
   if (inst.shape().ElementsIn() != operand.element_count())
     return EvalError(inst, "reshape changes the element count");

@@ -221,6 +221,29 @@ private:
     }
     return Fail(cur_, "expected " + what);
   }
+  /// The rest of a `,`-separated list after its opening bracket, through
+  /// `close`; the list may be empty. `element` reads one element (trivia
+  /// before it skipped) and returns false on failure; `what` names what was
+  /// expected when neither ',' nor `close` follows an element.
+  template <typename ElementFn>
+  bool ParseSeparatedList(char close, const llvm::Twine &what, ElementFn element) {
+    SkipTrivia();
+    if (Peek(close)) {
+      ++cur_;
+      return true;
+    }
+    while (true) {
+      SkipTrivia();
+      if (!element())
+        return false;
+      SkipTrivia();
+      if (Peek(',')) {
+        ++cur_;
+        continue;
+      }
+      return Expect(close, what);
+    }
+  }
   bool ConsumeKeyword(llvm::StringRef keyword);
   bool LexName(llvm::StringRef &name);
   llvm::StringRef LexWhile(bool (*pred)(char)) {
@@ -521,37 +544,26 @@ bool Parser::ParseTupleShape(Shape *out, const Shape *expect, int depth) {
     expect = nullptr;
   }
   int64_t count = 0;
-  SkipTrivia();
-  if (Peek(')')) {
-    ++cur_;
-  } else {
-    while (true) {
-      SkipTrivia();
-      Shape *element = nullptr;
-      if (out) {
-        out->mutable_tuple_shapes().emplace_back();
-        element = &out->mutable_tuple_shapes().back();
-      }
-      const Shape *element_expect = nullptr;
-      if (expect) {
-        if (count < expect->tuple_shapes_size())
-          element_expect = &expect->tuple_shapes(count);
-        else
-          shape_mismatch_ = true;
-      }
-      if (!ParseShapeAt(element, element_expect, depth + 1))
-        return false;
-      ++count;
-      SkipTrivia();
-      if (Peek(',')) {
-        ++cur_;
-        continue;
-      }
-      if (!Expect(')', "',' or ')' in a tuple shape"))
-        return false;
-      break;
+  bool ok = ParseSeparatedList(')', "',' or ')' in a tuple shape", [&] {
+    Shape *element = nullptr;
+    if (out) {
+      out->mutable_tuple_shapes().emplace_back();
+      element = &out->mutable_tuple_shapes().back();
     }
-  }
+    const Shape *element_expect = nullptr;
+    if (expect) {
+      if (count < expect->tuple_shapes_size())
+        element_expect = &expect->tuple_shapes(count);
+      else
+        shape_mismatch_ = true;
+    }
+    if (!ParseShapeAt(element, element_expect, depth + 1))
+      return false;
+    ++count;
+    return true;
+  });
+  if (!ok)
+    return false;
   if (expect && count != expect->tuple_shapes_size())
     shape_mismatch_ = true;
   return true;
@@ -577,48 +589,37 @@ bool Parser::ParseArrayShape(Shape *out, const Shape *expect) {
   int64_t rank = 0;
   int64_t elements = 1;
   bool overflow = false;
-  SkipTrivia();
-  if (Peek(']')) {
-    ++cur_;
-  } else {
-    while (true) {
-      SkipTrivia();
-      int64_t size;
-      bool is_dynamic = false;
-      if (Peek('?')) {
-        ++cur_;
-        size = Shape::kUnboundedSize;
+  bool ok = ParseSeparatedList(']', "',' or ']' in the dimensions", [&] {
+    int64_t size;
+    bool is_dynamic = false;
+    if (Peek('?')) {
+      ++cur_;
+      size = Shape::kUnboundedSize;
+      is_dynamic = true;
+    } else {
+      if (Peek('<') && cur_ + 1 < end_ && cur_[1] == '=') {
+        cur_ += 2;
         is_dynamic = true;
-      } else {
-        if (Peek('<') && cur_ + 1 < end_ && cur_[1] == '=') {
-          cur_ += 2;
-          is_dynamic = true;
-          SkipTrivia();
-        }
-        if (!LexNonNegativeInt(size, "a dimension size"))
-          return false;
-        if (__builtin_mul_overflow(elements, size, &elements))
-          overflow = true;
+        SkipTrivia();
       }
-      if (out) {
-        dims.push_back(size);
-        dynamic.push_back(is_dynamic);
-      }
-      // Dynamic markers are not compared: XLA's own tests write `<=5` on
-      // operands whose definition is static.
-      if (compare && (rank >= expect->rank() || expect->dimensions(rank) != size))
-        shape_mismatch_ = true;
-      ++rank;
-      SkipTrivia();
-      if (Peek(',')) {
-        ++cur_;
-        continue;
-      }
-      if (!Expect(']', "',' or ']' in the dimensions"))
+      if (!LexNonNegativeInt(size, "a dimension size"))
         return false;
-      break;
+      if (__builtin_mul_overflow(elements, size, &elements))
+        overflow = true;
     }
-  }
+    if (out) {
+      dims.push_back(size);
+      dynamic.push_back(is_dynamic);
+    }
+    // Dynamic markers are not compared: XLA's own tests write `<=5` on
+    // operands whose definition is static.
+    if (compare && (rank >= expect->rank() || expect->dimensions(rank) != size))
+      shape_mismatch_ = true;
+    ++rank;
+    return true;
+  });
+  if (!ok)
+    return false;
   if (compare && rank != expect->rank())
     shape_mismatch_ = true;
   if (overflow)
@@ -753,31 +754,18 @@ bool Parser::ParseStackFrameIndex() {
 
 bool Parser::ParseSignature() {
   ++cur_;
-  SkipTrivia();
-  if (Peek(')')) {
-    ++cur_;
-  } else {
-    while (true) {
-      SkipTrivia();
-      llvm::StringRef name;
-      if (!LexName(name))
-        return Fail(cur_, "expected a parameter name in the computation signature");
-      SkipTrivia();
-      if (!Expect(':', "':' after parameter '" + name + "'"))
-        return false;
-      SkipTrivia();
-      if (!ParseShapeAt(nullptr, nullptr, 0))
-        return false;
-      SkipTrivia();
-      if (Peek(',')) {
-        ++cur_;
-        continue;
-      }
-      if (!Expect(')', "',' or ')' in the computation signature"))
-        return false;
-      break;
-    }
-  }
+  bool ok = ParseSeparatedList(')', "',' or ')' in the computation signature", [&] {
+    llvm::StringRef name;
+    if (!LexName(name))
+      return Fail(cur_, "expected a parameter name in the computation signature");
+    SkipTrivia();
+    if (!Expect(':', "':' after parameter '" + name + "'"))
+      return false;
+    SkipTrivia();
+    return ParseShapeAt(nullptr, nullptr, 0);
+  });
+  if (!ok)
+    return false;
   SkipTrivia();
   if (!(Peek('-') && cur_ + 1 < end_ && cur_[1] == '>'))
     return Fail(cur_, "expected '->' in the computation signature");
@@ -968,26 +956,15 @@ bool Parser::ParseComputationReference(llvm::StringRef instruction, llvm::String
   if (Peek('{')) {
     ++cur_;
     attributes.push_back({attribute.str(), "", AttributeKind::kComputationList, {}});
-    SkipTrivia();
-    if (Peek('}')) {
-      ++cur_;
-      return true;
-    }
-    while (true) {
-      SkipTrivia();
+    return ParseSeparatedList('}', "',' or '}' in '" + attribute + "'", [&] {
       const char *at = cur_;
       llvm::StringRef name;
       if (!LexName(name))
         return Fail(at, Context() + "expected a computation name in '" + attribute + "'");
       pending_.push_back({nullptr, index, attributes[index].computations.size(), name, at});
       attributes[index].computations.push_back(nullptr);
-      SkipTrivia();
-      if (Peek(',')) {
-        ++cur_;
-        continue;
-      }
-      return Expect('}', "',' or '}' in '" + attribute + "'");
-    }
+      return true;
+    });
   }
   const char *at = cur_;
   llvm::StringRef name;
@@ -1003,13 +980,7 @@ bool Parser::ParseControlPredecessors(Scope &scope,
   SkipHorizontalSpace();
   if (!Expect('{', "'{' after 'control-predecessors='"))
     return false;
-  SkipTrivia();
-  if (Peek('}')) {
-    ++cur_;
-    return true;
-  }
-  while (true) {
-    SkipTrivia();
+  return ParseSeparatedList('}', "',' or '}' in 'control-predecessors'", [&] {
     const char *at = cur_;
     llvm::StringRef name;
     if (!LexName(name))
@@ -1018,13 +989,8 @@ bool Parser::ParseControlPredecessors(Scope &scope,
     if (it == scope.instructions.end())
       return Fail(at, Context() + "unknown control predecessor '" + name + "'");
     preds.push_back(it->second);
-    SkipTrivia();
-    if (Peek(',')) {
-      ++cur_;
-      continue;
-    }
-    return Expect('}', "',' or '}' in 'control-predecessors'");
-  }
+    return true;
+  });
 }
 
 bool Parser::ParseAttributes(Scope &scope, llvm::StringRef instruction, int depth,

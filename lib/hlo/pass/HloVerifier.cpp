@@ -6,6 +6,7 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -144,6 +145,14 @@ private:
   /// Result shape of operand `i` of a collective with `n` operands: the
   /// result itself when n == 1, its tuple element i otherwise.
   const Shape *CollectiveResult(int64_t i, int64_t n);
+  /// Operand-by-operand check of all-gather and reduce-scatter, which resize
+  /// their `dimension`: rank-0 operands pass through unchanged, every other
+  /// operand must have the dimension and `check` verifies its result,
+  /// returning false to stop. Returns false when the check stopped.
+  bool CheckDimensionCollective(
+      llvm::function_ref<bool(int64_t i, const Shape &in, const Shape &out, int64_t dim,
+                              std::optional<int64_t> &group)>
+          check);
   bool CheckDimensionList(llvm::ArrayRef<int64_t> dims, int64_t rank, llvm::StringRef what,
                           bool unique);
 
@@ -969,53 +978,69 @@ const Shape *Verifier::CollectiveResult(int64_t i, int64_t n) {
   return &out.tuple_shapes(i);
 }
 
-void Verifier::CheckAllGather() {
+bool Verifier::CheckDimensionCollective(
+    llvm::function_ref<bool(int64_t i, const Shape &in, const Shape &out, int64_t dim,
+                            std::optional<int64_t> &group)>
+        check) {
   int64_t n = inst_->operand_count();
   if (n < 1) {
-    Fail("all-gather needs at least one operand");
-    return;
+    Fail(inst_->OpcodeText() + " needs at least one operand");
+    return false;
   }
   auto dim_or = GetCollectiveDimension(*inst_);
-  if (!dim_or)
-    return FailAccessor(dim_or.takeError());
+  if (!dim_or) {
+    FailAccessor(dim_or.takeError());
+    return false;
+  }
   int64_t dim = *dim_or;
   std::optional<int64_t> group = CollectiveGroupSize(/*uniform_groups=*/true);
   for (int64_t i = 0; i < n; ++i) {
     const Shape &in = inst_->operand(i)->shape();
     const Shape *out = CollectiveResult(i, n);
     if (!out)
-      return;
+      return false;
     // Neuron token threading: `(T, bf16[]) all-gather(w, t)` carries a
-    // rank-0 ordering token through the gather unchanged.
+    // rank-0 ordering token through the collective unchanged.
     if (IsScalar(in)) {
       if (!SameShape(in, *out))
-        Fail("all-gather operand " + llvm::Twine(i) + " is rank 0 and passes through "
+        Fail(inst_->OpcodeText() + " operand " + llvm::Twine(i) + " is rank 0 and passes through "
              "unchanged, so its result must be " + Str(in) + ", got " + Str(*out));
       continue;
     }
     if (!in.IsArray() || dim < 0 || dim >= in.rank()) {
-      Fail("all-gather dimension " + llvm::Twine(dim) + " is out of range for operand " +
-           llvm::Twine(i) + " " + Str(in));
-      return;
+      Fail(inst_->OpcodeText() + " dimension " + llvm::Twine(dim) +
+           " is out of range for operand " + llvm::Twine(i) + " " + Str(in));
+      return false;
     }
+    if (!check(i, in, *out, dim, group))
+      return false;
+  }
+  return true;
+}
+
+void Verifier::CheckAllGather() {
+  int64_t n = inst_->operand_count();
+  CheckDimensionCollective([&](int64_t i, const Shape &in, const Shape &out, int64_t dim,
+                               std::optional<int64_t> &group) {
     // Without a known group size, XLA infers it from the first operand.
-    if (!group && in.dimensions(dim) > 0 && out->IsArray() && out->rank() == in.rank())
-      group = (out->dimensions(dim) + in.dimensions(dim) - 1) / in.dimensions(dim);
+    if (!group && in.dimensions(dim) > 0 && out.IsArray() && out.rank() == in.rank())
+      group = (out.dimensions(dim) + in.dimensions(dim) - 1) / in.dimensions(dim);
     std::vector<int64_t> expected(in.dimensions().begin(), in.dimensions().end());
     int64_t factor = group.value_or(1);
     if (__builtin_mul_overflow(expected[dim], factor, &expected[dim])) {
       Fail("all-gather result dimension overflows");
-      return;
+      return false;
     }
     Shape expected_shape(in.element_type(), expected);
-    if (!SameShape(*out, expected_shape)) {
+    if (!SameShape(out, expected_shape)) {
       Fail("all-gather result " + llvm::Twine(n == 1 ? "" : "element " + llvm::Twine(i) + " ") +
-           Str(*out) + " must be operand " + llvm::Twine(i) + " " + Str(in) +
+           Str(out) + " must be operand " + llvm::Twine(i) + " " + Str(in) +
            " with dimension " + llvm::Twine(dim) + " multiplied by the group size " +
            llvm::Twine(factor) + ": " + Str(expected_shape));
-      return;
+      return false;
     }
-  }
+    return true;
+  });
 }
 
 void Verifier::CheckAllReduce() {
@@ -1041,52 +1066,29 @@ void Verifier::CheckAllReduce() {
 }
 
 void Verifier::CheckReduceScatter() {
-  int64_t n = inst_->operand_count();
-  if (n < 1) {
-    Fail("reduce-scatter needs at least one operand");
-    return;
-  }
-  auto dim_or = GetCollectiveDimension(*inst_);
-  if (!dim_or)
-    return FailAccessor(dim_or.takeError());
-  int64_t dim = *dim_or;
-  std::optional<int64_t> group = CollectiveGroupSize(/*uniform_groups=*/true);
-  for (int64_t i = 0; i < n; ++i) {
-    const Shape &in = inst_->operand(i)->shape();
-    const Shape *out = CollectiveResult(i, n);
-    if (!out)
-      return;
-    // Neuron threads rank-0 tokens through reduce-scatter as through
-    // all-gather: they come out unchanged.
-    if (IsScalar(in)) {
-      if (!SameShape(in, *out))
-        Fail("reduce-scatter operand " + llvm::Twine(i) + " is rank 0 and passes through "
-             "unchanged, so its result must be " + Str(in) + ", got " + Str(*out));
-      continue;
-    }
-    if (!in.IsArray() || dim < 0 || dim >= in.rank()) {
-      Fail("reduce-scatter dimension " + llvm::Twine(dim) + " is out of range for operand " +
-           llvm::Twine(i) + " " + Str(in));
-      return;
-    }
-    if (!group && out->IsArray() && out->rank() == in.rank() && out->dimensions(dim) > 0)
-      group = (in.dimensions(dim) + out->dimensions(dim) - 1) / out->dimensions(dim);
+  bool ok = CheckDimensionCollective([&](int64_t i, const Shape &in, const Shape &out,
+                                         int64_t dim, std::optional<int64_t> &group) {
+    if (!group && out.IsArray() && out.rank() == in.rank() && out.dimensions(dim) > 0)
+      group = (in.dimensions(dim) + out.dimensions(dim) - 1) / out.dimensions(dim);
     int64_t factor = group.value_or(1);
     if (in.dimensions(dim) % factor != 0) {
       Fail("reduce-scatter dimension " + llvm::Twine(dim) + " of operand " + llvm::Twine(i) +
            " " + Str(in) + " is not divisible by the group size " + llvm::Twine(factor));
-      return;
+      return false;
     }
     std::vector<int64_t> expected(in.dimensions().begin(), in.dimensions().end());
     expected[dim] /= factor;
     Shape expected_shape(in.element_type(), expected);
-    if (!SameShape(*out, expected_shape)) {
-      Fail("reduce-scatter result " + Str(*out) + " must be operand " + llvm::Twine(i) + " " +
+    if (!SameShape(out, expected_shape)) {
+      Fail("reduce-scatter result " + Str(out) + " must be operand " + llvm::Twine(i) + " " +
            Str(in) + " with dimension " + llvm::Twine(dim) + " divided by the group size " +
            llvm::Twine(factor) + ": " + Str(expected_shape));
-      return;
+      return false;
     }
-  }
+    return true;
+  });
+  if (!ok)
+    return;
   RequireCallee("to_apply");
 }
 
