@@ -116,6 +116,9 @@ private:
   void CheckClamp();
   void CheckDot();
   void CheckReshape();
+  /// The `dimensions=` of a one-operand op whose result is an array of the
+  /// operand's element type (transpose, broadcast); nullopt after a Fail.
+  std::optional<std::vector<int64_t>> SameTypeArrayDimensions();
   void CheckTranspose();
   void CheckBroadcast();
   void CheckSlice();
@@ -708,19 +711,30 @@ void Verifier::CheckReshape() {
          Str(out) + " (" + llvm::Twine(*out_count) + " elements) changes the element count");
 }
 
-void Verifier::CheckTranspose() {
+std::optional<std::vector<int64_t>> Verifier::SameTypeArrayDimensions() {
   if (!ExpectOperandCount(1))
+    return std::nullopt;
+  const Shape &in = inst_->operand(0)->shape();
+  const Shape &out = inst_->shape();
+  auto dims = GetDimensions(*inst_);
+  if (!dims) {
+    FailAccessor(dims.takeError());
+    return std::nullopt;
+  }
+  if (!in.IsArray() || !out.IsArray() || in.element_type() != out.element_type()) {
+    Fail(inst_->OpcodeText() + " result " + Str(out) +
+         " must be an array of the operand's type (" + Str(in) + ")");
+    return std::nullopt;
+  }
+  return std::move(*dims);
+}
+
+void Verifier::CheckTranspose() {
+  std::optional<std::vector<int64_t>> perm = SameTypeArrayDimensions();
+  if (!perm)
     return;
   const Shape &in = inst_->operand(0)->shape();
   const Shape &out = inst_->shape();
-  auto perm = GetDimensions(*inst_);
-  if (!perm)
-    return FailAccessor(perm.takeError());
-  if (!in.IsArray() || !out.IsArray() || in.element_type() != out.element_type()) {
-    Fail("transpose result " + Str(out) + " must be an array of the operand's type (" +
-         Str(in) + ")");
-    return;
-  }
   if (static_cast<int64_t>(perm->size()) != in.rank()) {
     Fail("transpose dimensions " + FormatIntList(*perm) + " must list each of the " +
          llvm::Twine(in.rank()) + " operand dimensions once");
@@ -737,18 +751,11 @@ void Verifier::CheckTranspose() {
 }
 
 void Verifier::CheckBroadcast() {
-  if (!ExpectOperandCount(1))
+  std::optional<std::vector<int64_t>> dims = SameTypeArrayDimensions();
+  if (!dims)
     return;
   const Shape &in = inst_->operand(0)->shape();
   const Shape &out = inst_->shape();
-  auto dims = GetDimensions(*inst_);
-  if (!dims)
-    return FailAccessor(dims.takeError());
-  if (!in.IsArray() || !out.IsArray() || in.element_type() != out.element_type()) {
-    Fail("broadcast result " + Str(out) + " must be an array of the operand's type (" +
-         Str(in) + ")");
-    return;
-  }
   if (static_cast<int64_t>(dims->size()) != in.rank()) {
     Fail("broadcast dimensions " + FormatIntList(*dims) + " must map each of the " +
          llvm::Twine(in.rank()) + " operand dimensions");
