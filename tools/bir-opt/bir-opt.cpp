@@ -49,7 +49,45 @@ cl::opt<unsigned> LncSize("lnc",
 cl::opt<Target> TargetArch(
     "target", cl::desc("Set the target of every module before verification"),
     cl::values(clEnumValN(Target::Trn1, "trn1", "Trainium 1, lnc_size 1"),
-               clEnumValN(Target::Trn2, "trn2", "Trainium 2, lnc_size 1 or 2")),
+               clEnumValN(Target::Trn2, "trn2", "Trainium 2, lnc_size 1 or 2"),
+               clEnumValN(Target::Generic, "generic",
+                          "trn2's memories, lnc_size 1 to 8 (for studies)")),
+    cl::cat(BirOptCategory));
+
+// The backend passes' options, spelled as neuronx-cc spells them.
+cl::opt<uint64_t> SendRecvToGpsimdMaxBpp(
+    "sendrecv-to-gpsimd-max-bpp",
+    cl::desc("Bytes/partition under which local swapping SendRecvs will be "
+             "mapped to GPSIMDSB2SB (default 1024)"),
+    cl::init(BackendOptions().SendRecvToGpsimdMaxBpp), cl::value_desc("N"),
+    cl::cat(BirOptCategory));
+
+cl::opt<bool> EnableRemoteSemaphoreDMA(
+    "enable-remote-semaphore-dma",
+    cl::desc("Lower a SendRecv swap with a copy that signals the peer's "
+             "semaphore instead of a per-peer barrier"),
+    cl::cat(BirOptCategory));
+
+cl::opt<bool> EnablePTCOM(
+    "enable-ptcom",
+    cl::desc("Run insert_ptcom_flat in the pipeline (point-to-point "
+             "completion tokens)"),
+    cl::cat(BirOptCategory));
+
+cl::opt<bool> RunSharedAllocationBeforePostSched(
+    "run-shared-allocation-before-post-sched",
+    cl::desc("Run lower_local_collectives and coloring_allocator_dram_shared "
+             "before post_sched. Only relevant for trn2."),
+    cl::cat(BirOptCategory));
+
+cl::opt<SendRecvEngineChoice> SendRecvEngine(
+    "sendrecv-engine", cl::desc("How a SendRecv swap picks its engine"),
+    cl::init(SendRecvEngineChoice::Budget),
+    cl::values(clEnumValN(SendRecvEngineChoice::Budget, "budget",
+                          "GPSIMD when compatible and within "
+                          "--sendrecv-to-gpsimd-max-bpp (default)"),
+               clEnumValN(SendRecvEngineChoice::CostModel, "cost-model",
+                          "the faster engine under the cost model")),
     cl::cat(BirOptCategory));
 
 cl::opt<std::string> OutputFilename(
@@ -113,10 +151,21 @@ llvm::Error checkUsage() {
   return llvm::Error::success();
 }
 
+BackendOptions getBackendOptions() {
+  BackendOptions Opts;
+  Opts.SendRecvToGpsimdMaxBpp = SendRecvToGpsimdMaxBpp;
+  Opts.EnableRemoteSemaphoreDMA = EnableRemoteSemaphoreDMA;
+  Opts.EnablePTCOM = EnablePTCOM;
+  Opts.RunSharedAllocationBeforePostSched = RunSharedAllocationBeforePostSched;
+  Opts.SendRecvEngine = SendRecvEngine;
+  return Opts;
+}
+
 llvm::Expected<std::vector<std::unique_ptr<BirPass>>> createPipeline() {
   std::vector<std::unique_ptr<BirPass>> Pipeline;
+  BackendOptions Opts = getBackendOptions();
   for (const std::string &Name : PassList) {
-    llvm::Expected<std::unique_ptr<BirPass>> P = createPass(Name);
+    llvm::Expected<std::unique_ptr<BirPass>> P = createPass(Name, Opts);
     if (!P)
       return P.takeError();
     Pipeline.push_back(std::move(*P));

@@ -158,7 +158,7 @@ const Malformed MalformedCases[] = {
      "$.modules[0].neuron_core_id: expected an integer from 0 to 4294967295"},
     {"\"target\": \"trn2\"", "\"target\": \"trn3\"",
      "$.modules[0].pass_options.target: unknown value 'trn3'; expected one of "
-     "trn1, trn2"},
+     "trn1, trn2, generic"},
     {"\"partitions\": 128, \"bytes_per_partition\": 1024}]",
      "\"partitions\": 129, \"bytes_per_partition\": 1024}]",
      "$.modules[0].memory_locations[1].partitions: SB location 'b' has 129 "
@@ -180,7 +180,7 @@ const Malformed MalformedCases[] = {
      "$.modules[0].blocks[0].instructions[0].type: unknown instruction type "
      "'Copy'; expected one of GPSIMDSB2SB, CollectiveCompute, CoreBarrier, "
      "TensorCompletion, Matmul, Activation, TensorTensor, TensorCopy, Memset, "
-     "DMACopy, Branch"},
+     "DMACopy, Branch, SemaphoreWait"},
     {"\"engine\": \"DVE\"", "\"engine\": \"DVE\", \"opcode\": 33",
      "$.modules[0].blocks[0].instructions[0].opcode: opcode 33 is not "
      "TensorCopy's (203)"},

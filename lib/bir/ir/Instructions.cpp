@@ -24,6 +24,7 @@ const TypeName TypeNames[] = {
     {InstructionType::Memset, "Memset"},
     {InstructionType::DMACopy, "DMACopy"},
     {InstructionType::Branch, "Branch"},
+    {InstructionType::SemaphoreWait, "SemaphoreWait"},
 };
 } // namespace
 

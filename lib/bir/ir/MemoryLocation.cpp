@@ -4,6 +4,10 @@
 
 namespace loom::bir {
 
+std::string getRemoteLocationName(llvm::StringRef Name, unsigned Core) {
+  return (Name + "_remote_" + llvm::Twine(Core)).str();
+}
+
 llvm::Expected<MemoryLocation *>
 MemoryLocationSet::add(std::unique_ptr<MemoryLocation> Loc) {
   if (ByName.count(Loc->getName()))

@@ -60,6 +60,19 @@ void printAttributes(llvm::raw_ostream &OS, const Instruction &I) {
     printFlag(OS, DMA->isAccumulate(), "accumulate");
   } else if (const auto *SB2SB = dyn_cast<InstGPSIMDSB2SB>(&I)) {
     printFlag(OS, SB2SB->isLowered(), "lowered");
+  } else if (const auto *TC = dyn_cast<InstTensorCompletion>(&I)) {
+    if (!TC->getWaits().empty()) {
+      OS << " waits=(";
+      llvm::interleave(
+          TC->getWaits(), OS,
+          [&](const CompletionWait &W) {
+            OS << W.Core << ":%" << W.Instruction;
+          },
+          ", ");
+      OS << ')';
+    }
+  } else if (const auto *SW = dyn_cast<InstSemaphoreWait>(&I)) {
+    OS << " semaphore=" << SW->getSemaphore() << " count=" << SW->getCount();
   } else if (const auto *CB = dyn_cast<InstCoreBarrier>(&I)) {
     OS << " id=" << CB->getId() << " cores=";
     printCores(OS, CB->getCores());
@@ -84,6 +97,9 @@ void printInstruction(llvm::raw_ostream &OS, const Instruction &I) {
   OS << "  %" << I.getName() << " = " << getInstructionTypeName(I.getType())
      << '[' << enumName(I.getEngine()) << ']';
   printAttributes(OS, I);
+  if (const auto *Copy = llvm::dyn_cast<InstCopyBase>(&I))
+    if (const std::optional<SemaphoreSignal> &S = Copy->getSignal())
+      OS << " signal=" << S->Core << ':' << S->Semaphore;
   printOperands(OS, "out", I.outputs());
   printOperands(OS, "in", I.inputs());
   if (!I.dependencies().empty()) {
@@ -102,6 +118,8 @@ void printLocation(llvm::raw_ostream &OS, const MemoryLocation &L) {
      << L.getBytesPerPartition() << " B] tensor=" << L.getTensorId();
   printFlag(OS, L.isWrittenByAnotherCore(), "written_by_another_core");
   printFlag(OS, L.isAllocated(), "allocated");
+  if (const std::optional<RemoteRef> &R = L.getRemote())
+    OS << " remote=" << R->Core << ':' << R->MemLoc;
   OS << '\n';
 }
 

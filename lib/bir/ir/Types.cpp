@@ -1,5 +1,7 @@
 #include "loom/bir/ir/Types.h"
 
+#include "llvm/Support/ErrorHandling.h"
+
 namespace loom::bir {
 
 unsigned getDataTypeSize(DataType T) {
@@ -20,8 +22,18 @@ std::optional<uint64_t> getPartitionCapacity(Target T, MemoryKind K) {
 }
 
 // Trn1 exposes every NeuronCore on its own; trn2 pairs two cores into one
-// logical core (LNC=2).
-unsigned getMaxLncSize(Target T) { return T == Target::Trn1 ? 1 : 2; }
+// logical core (LNC=2). The generic target allows up to 8 for studies.
+unsigned getMaxLncSize(Target T) {
+  switch (T) {
+  case Target::Trn1:
+    return 1;
+  case Target::Trn2:
+    return 2;
+  case Target::Generic:
+    return 8;
+  }
+  llvm_unreachable("unknown target");
+}
 
 template <> llvm::ArrayRef<llvm::StringRef> enumNames<DataType>() {
   static const llvm::StringRef Names[] = {
@@ -36,7 +48,7 @@ template <> llvm::ArrayRef<llvm::StringRef> enumNames<MemoryKind>() {
 }
 
 template <> llvm::ArrayRef<llvm::StringRef> enumNames<Target>() {
-  static const llvm::StringRef Names[] = {"trn1", "trn2"};
+  static const llvm::StringRef Names[] = {"trn1", "trn2", "generic"};
   return Names;
 }
 

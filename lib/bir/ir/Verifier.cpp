@@ -11,6 +11,7 @@
 #include <climits>
 #include <cmath>
 #include <iterator>
+#include <map>
 #include <set>
 
 namespace loom::bir {
@@ -68,6 +69,7 @@ bool canRunOn(InstructionType T, Engine E) {
   case InstructionType::CollectiveCompute:
     return E == Engine::POOL || E == Engine::SP || isDMAQueue(E);
   case InstructionType::CoreBarrier:
+  case InstructionType::SemaphoreWait:
     return !isDMAQueue(E);
   case InstructionType::TensorCompletion:
     return true;
@@ -91,6 +93,7 @@ Arity getArity(InstructionType T) {
   case InstructionType::Memset:
     return {0, 0, 1};
   case InstructionType::CoreBarrier:
+  case InstructionType::SemaphoreWait:
   case InstructionType::Branch:
     return {0, 0, 0};
   case InstructionType::TensorCompletion:
@@ -144,6 +147,10 @@ private:
   llvm::Error verifyCores(llvm::ArrayRef<unsigned> Cores, const std::string &P,
                           bool Local);
   llvm::Error verifyAcyclic();
+  llvm::Error verifyCoreIndex(unsigned Core, const std::string &P);
+  llvm::Error verifySignal(const InstCopyBase &I, const std::string &P);
+  llvm::Error verifyCompletion(const InstTensorCompletion &I,
+                               const std::string &P);
 
   const Module &M;
   std::string Path;
@@ -208,6 +215,21 @@ llvm::Error ModuleVerifier::verifyLocation(const MemoryLocation &L,
   if (L.getBytesPerPartition() == 0)
     return failAt(P + ".bytes_per_partition",
                   "a memory location needs at least one byte per partition");
+  if (const std::optional<RemoteRef> &R = L.getRemote()) {
+    std::string RP = P + ".remote";
+    if (llvm::Error E = verifyCoreIndex(R->Core, RP + ".core"))
+      return E;
+    if (R->Core == M.getNeuronCoreId())
+      return failAt(RP + ".core", "remote location '" + L.getName() +
+                                      "' names core " + llvm::Twine(R->Core) +
+                                      ", which runs this module");
+    std::string Want = getRemoteLocationName(R->MemLoc, R->Core);
+    if (R->MemLoc.empty() || L.getName() != Want)
+      return failAt(P + ".name", "a remote location of '" + R->MemLoc +
+                                     "' on core " + llvm::Twine(R->Core) +
+                                     " is named '" + Want + "', not '" +
+                                     L.getName() + "'");
+  }
   Target Arch = M.getPassOptions().Arch;
   std::optional<uint64_t> Cap = getPartitionCapacity(Arch, L.getKind());
   if (Cap && L.getBytesPerPartition() > *Cap)
@@ -372,18 +394,64 @@ llvm::Error ModuleVerifier::verifyKind(const Instruction &I,
   case InstructionType::TensorCopy:
     return verifyOnChipElementwise(I, P);
   case InstructionType::DMACopy:
+    if (llvm::Error E = verifySignal(llvm::cast<InstCopyBase>(I), P))
+      return E;
     return verifyDMACopy(llvm::cast<InstDMACopy>(I), P);
   case InstructionType::GPSIMDSB2SB:
+    if (llvm::Error E = verifySignal(llvm::cast<InstCopyBase>(I), P))
+      return E;
     return verifySB2SB(I, P);
+  case InstructionType::SemaphoreWait: {
+    const auto &W = llvm::cast<InstSemaphoreWait>(I);
+    if (W.getSemaphore().empty())
+      return failAt(P + ".semaphore", "a SemaphoreWait needs a semaphore name");
+    if (W.getCount() == 0)
+      return failAt(P + ".count", "a SemaphoreWait takes at least 1");
+    return llvm::Error::success();
+  }
   case InstructionType::CollectiveCompute:
     return verifyCollective(llvm::cast<InstCollectiveCompute>(I), P);
   case InstructionType::CoreBarrier:
     return verifyBarrier(llvm::cast<InstCoreBarrier>(I), P);
   case InstructionType::TensorCompletion:
+    return verifyCompletion(llvm::cast<InstTensorCompletion>(I), P);
   case InstructionType::Branch:
     return llvm::Error::success();
   }
   llvm_unreachable("unknown instruction type");
+}
+
+llvm::Error ModuleVerifier::verifyCoreIndex(unsigned Core,
+                                            const std::string &P) {
+  unsigned Lnc = M.getPassOptions().LncSize;
+  if (Core >= Lnc)
+    return failAt(P, "core " + llvm::Twine(Core) +
+                         " is outside the logical core (lnc_size " +
+                         llvm::Twine(Lnc) + ")");
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifySignal(const InstCopyBase &I,
+                                         const std::string &P) {
+  const std::optional<SemaphoreSignal> &S = I.getSignal();
+  if (!S)
+    return llvm::Error::success();
+  if (S->Semaphore.empty())
+    return failAt(P + ".signal.semaphore", "a signal needs a semaphore name");
+  return verifyCoreIndex(S->Core, P + ".signal.core");
+}
+
+llvm::Error ModuleVerifier::verifyCompletion(const InstTensorCompletion &I,
+                                             const std::string &P) {
+  for (size_t K = 0; K < I.getWaits().size(); ++K) {
+    const CompletionWait &W = I.getWaits()[K];
+    std::string WP = indexed(P, "waits", K);
+    if (W.Instruction.empty())
+      return failAt(WP + ".instruction", "a wait needs an instruction name");
+    if (llvm::Error E = verifyCoreIndex(W.Core, WP + ".core"))
+      return E;
+  }
+  return llvm::Error::success();
 }
 
 llvm::Error ModuleVerifier::verifyMatmul(const Instruction &I,
@@ -613,6 +681,180 @@ llvm::Error verifyModule(const Module &M, llvm::StringRef Path) {
   return ModuleVerifier(M, Path).verify();
 }
 
+namespace {
+
+/// What the modules of one subgraph must agree on: remote locations name
+/// real memory of the peer, completions wait for real writes, and every
+/// semaphore that is waited on is signalled (and the other way round).
+class SubgraphVerifier {
+public:
+  SubgraphVerifier(const Program &P, unsigned Subgraph) : P(P) {
+    for (unsigned I = 0; I < P.size(); ++I)
+      if (P[I]->getSubgraphId() == Subgraph)
+        ByCore[P[I]->getNeuronCoreId()] = I;
+  }
+  llvm::Error verify();
+
+private:
+  const Module *module(unsigned Core) const {
+    auto It = ByCore.find(Core);
+    return It == ByCore.end() ? nullptr : P[It->second].get();
+  }
+  std::string noModule(unsigned Core) const {
+    return "there is no module for core " + std::to_string(Core) +
+           " in this subgraph";
+  }
+  const Instruction *findInstruction(unsigned Core, llvm::StringRef Name);
+  llvm::Error verifyRemote(unsigned Index, size_t LocIndex,
+                           const MemoryLocation &L);
+  llvm::Error verifyInstruction(unsigned Index, const Instruction &I,
+                                const std::string &Path);
+
+  const Program &P;
+  std::map<unsigned, unsigned> ByCore;
+  std::map<unsigned, llvm::StringMap<const Instruction *>> Names;
+  /// (core, semaphore) pairs that are waited on and that are signalled.
+  std::set<std::pair<unsigned, std::string>> Waited, Signalled;
+  /// Where each waited semaphore is first waited on, for the error message.
+  std::map<std::pair<unsigned, std::string>, std::string> WaitPaths,
+      SignalPaths;
+};
+
+const Instruction *SubgraphVerifier::findInstruction(unsigned Core,
+                                                     llvm::StringRef Name) {
+  const Module *Mod = module(Core);
+  if (!Mod)
+    return nullptr;
+  auto [It, New] = Names.try_emplace(Core);
+  if (New)
+    for (const auto &BB : Mod->blocks())
+      for (const auto &I : *BB)
+        It->second[I->getName()] = I.get();
+  return It->second.lookup(Name);
+}
+
+llvm::Error SubgraphVerifier::verifyRemote(unsigned Index, size_t LocIndex,
+                                           const MemoryLocation &L) {
+  std::string Path =
+      indexed(getModulePath(Index), "memory_locations", LocIndex) + ".remote";
+  const RemoteRef &R = *L.getRemote();
+  const Module *Peer = module(R.Core);
+  if (!Peer)
+    return failAt(Path + ".core", "remote location '" + L.getName() +
+                                      "': " + noModule(R.Core));
+  const MemoryLocation *T = Peer->getMemoryLocations().getMemlocByName(R.MemLoc);
+  if (!T)
+    return failAt(Path + ".memloc", "remote location '" + L.getName() +
+                                        "': core " + llvm::Twine(R.Core) +
+                                        " has no memory location named '" +
+                                        R.MemLoc + "'");
+  if (T->isRemote())
+    return failAt(Path + ".memloc", "remote location '" + L.getName() +
+                                        "' names '" + R.MemLoc + "' of core " +
+                                        llvm::Twine(R.Core) +
+                                        ", which is itself remote");
+  if (T->getKind() != L.getKind() || T->getType() != L.getType() ||
+      T->getNumPartitions() != L.getNumPartitions() ||
+      T->getBytesPerPartition() != L.getBytesPerPartition())
+    return failAt(Path, "remote location '" + L.getName() + "' is " +
+                            enumName(L.getKind()) + " " + enumName(L.getType()) +
+                            " [" + llvm::Twine(L.getNumPartitions()) + " x " +
+                            llvm::Twine(L.getBytesPerPartition()) +
+                            " B], but '" + R.MemLoc + "' of core " +
+                            llvm::Twine(R.Core) + " is " +
+                            enumName(T->getKind()) + " " +
+                            enumName(T->getType()) + " [" +
+                            llvm::Twine(T->getNumPartitions()) + " x " +
+                            llvm::Twine(T->getBytesPerPartition()) + " B]");
+  return llvm::Error::success();
+}
+
+llvm::Error SubgraphVerifier::verifyInstruction(unsigned Index,
+                                                const Instruction &I,
+                                                const std::string &Path) {
+  unsigned Self = P[Index]->getNeuronCoreId();
+  for (size_t K = 0; K < I.outputs().size(); ++K) {
+    const MemoryLocation *L = I.outputs()[K].getLocation();
+    if (!L->isRemote())
+      continue;
+    const RemoteRef &R = *L->getRemote();
+    const MemoryLocation *T =
+        module(R.Core)->getMemoryLocations().getMemlocByName(R.MemLoc);
+    if (!T->isWrittenByAnotherCore())
+      return failAt(indexed(Path, "outputs", K),
+                    "writes '" + R.MemLoc + "' of core " + llvm::Twine(R.Core) +
+                        " through '" + L->getName() + "', but core " +
+                        llvm::Twine(R.Core) + "'s '" + R.MemLoc +
+                        "' is not marked written_by_another_core");
+  }
+  if (const auto *TC = llvm::dyn_cast<InstTensorCompletion>(&I)) {
+    for (size_t K = 0; K < TC->getWaits().size(); ++K) {
+      const CompletionWait &W = TC->getWaits()[K];
+      std::string WP = indexed(Path, "waits", K);
+      if (!module(W.Core))
+        return failAt(WP + ".core", noModule(W.Core));
+      const Instruction *Target = findInstruction(W.Core, W.Instruction);
+      if (!Target)
+        return failAt(WP + ".instruction",
+                      "core " + llvm::Twine(W.Core) +
+                          " has no instruction named '" + W.Instruction + "'");
+      if (Target->outputs().empty())
+        return failAt(WP + ".instruction",
+                      "'" + W.Instruction + "' of core " + llvm::Twine(W.Core) +
+                          " writes nothing; a completion waits for writes");
+    }
+  }
+  if (const auto *Copy = llvm::dyn_cast<InstCopyBase>(&I))
+    if (const std::optional<SemaphoreSignal> &S = Copy->getSignal()) {
+      if (!module(S->Core))
+        return failAt(Path + ".signal.core", noModule(S->Core));
+      Signalled.insert({S->Core, S->Semaphore});
+      SignalPaths.try_emplace({S->Core, S->Semaphore}, Path);
+    }
+  if (const auto *SW = llvm::dyn_cast<InstSemaphoreWait>(&I)) {
+    std::pair<unsigned, std::string> Key{Self, SW->getSemaphore().str()};
+    Waited.insert(Key);
+    WaitPaths.try_emplace(Key, Path);
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error SubgraphVerifier::verify() {
+  for (auto [Core, Index] : ByCore) {
+    const Module &Mod = *P[Index];
+    const MemoryLocationSet::Storage &Locs = Mod.getMemoryLocations().locations();
+    for (size_t L = 0; L < Locs.size(); ++L)
+      if (Locs[L]->isRemote())
+        if (llvm::Error E = verifyRemote(Index, L, *Locs[L]))
+          return E;
+  }
+  for (auto [Core, Index] : ByCore) {
+    const Module &Mod = *P[Index];
+    for (unsigned B = 0; B < Mod.getNumBlocks(); ++B) {
+      std::string BP = indexed(getModulePath(Index), "blocks", B);
+      size_t K = 0;
+      for (const auto &I : *Mod.getBlock(B))
+        if (llvm::Error E =
+                verifyInstruction(Index, *I, indexed(BP, "instructions", K++)))
+          return E;
+    }
+  }
+  for (const auto &Key : Waited)
+    if (!Signalled.count(Key))
+      return failAt(WaitPaths[Key] + ".semaphore",
+                    "no copy of this subgraph signals semaphore '" +
+                        Key.second + "' of core " + llvm::Twine(Key.first));
+  for (const auto &Key : Signalled)
+    if (!Waited.count(Key))
+      return failAt(SignalPaths[Key] + ".signal",
+                    "signals semaphore '" + Key.second + "' of core " +
+                        llvm::Twine(Key.first) +
+                        ", which no SemaphoreWait of that core waits on");
+  return llvm::Error::success();
+}
+
+} // namespace
+
 llvm::Error verifyProgram(const Program &P) {
   if (P.empty())
     return makeError("$.modules: a program needs at least one module");
@@ -635,6 +877,11 @@ llvm::Error verifyProgram(const Program &P) {
                               llvm::Twine(M.getSubgraphId()) + ", core " +
                               llvm::Twine(M.getNeuronCoreId()));
   }
+  std::set<unsigned> Subgraphs;
+  for (const auto &M : P)
+    if (Subgraphs.insert(M->getSubgraphId()).second)
+      if (llvm::Error E = SubgraphVerifier(P, M->getSubgraphId()).verify())
+        return E;
   return llvm::Error::success();
 }
 

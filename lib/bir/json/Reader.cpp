@@ -88,6 +88,7 @@ private:
   std::unique_ptr<Instruction> createInstruction(InstructionType T,
                                                  const Obj &O, std::string Name,
                                                  Engine E);
+  void readSignal(const Obj &O, InstCopyBase &I);
   std::optional<AccessPattern> readAccessPattern(const Value &V,
                                                  const std::string &Path);
   std::vector<PatternDim> readPattern(const Obj &O);
@@ -325,7 +326,8 @@ PassOptions Reader::readPassOptions(const Obj &Parent) {
 void Reader::readLocation(const Value &V, const std::string &Path) {
   Obj O = asObject(&V, Path);
   checkKeys(O, {"name", "tensor_id", "kind", "dtype", "partitions",
-                "bytes_per_partition", "written_by_another_core", "allocated"});
+                "bytes_per_partition", "written_by_another_core", "allocated",
+                "remote"});
   std::string Name = getString(O, "name");
   uint64_t TensorId = getUnsigned(O, "tensor_id", UINT64_MAX);
   MemoryKind Kind = getEnum<MemoryKind>(O, "kind");
@@ -334,12 +336,21 @@ void Reader::readLocation(const Value &V, const std::string &Path) {
   uint64_t Bytes = getUnsigned(O, "bytes_per_partition", UINT64_MAX);
   bool Remote = getBool(O, "written_by_another_core");
   bool Allocated = getBool(O, "allocated");
+  std::optional<RemoteRef> Ref;
+  if (const Value *RV = get(O, "remote", false)) {
+    Obj R = asObject(RV, field(Path, "remote"));
+    checkKeys(R, {"core", "memloc"});
+    unsigned RCore = getUnsigned(R, "core", UINT_MAX);
+    Ref = RemoteRef{RCore, getString(R, "memloc")};
+  }
   if (Error)
     return;
   auto L = std::make_unique<MemoryLocation>(Name, TensorId, Kind, Type,
                                             Partitions, Bytes);
   L->setIsWrittenByAnotherCore(Remote);
   L->setIsAllocated(Allocated);
+  if (Ref)
+    L->setRemote(Ref->Core, Ref->MemLoc);
   llvm::Expected<MemoryLocation *> Added =
       M->getMemoryLocations().add(std::move(L));
   if (!Added)
@@ -430,12 +441,24 @@ std::unique_ptr<Instruction> Reader::createInstruction(InstructionType T,
     return std::make_unique<InstCollectiveCompute>(Name, E, Kind, Group, Op,
                                                    Local);
   }
-  case InstructionType::DMACopy:
-    checkInstructionKeys(O, {"accumulate"});
-    return std::make_unique<InstDMACopy>(Name, E, getBool(O, "accumulate"));
-  case InstructionType::GPSIMDSB2SB:
-    checkInstructionKeys(O, {"lowered"});
-    return std::make_unique<InstGPSIMDSB2SB>(Name, E, getBool(O, "lowered"));
+  case InstructionType::DMACopy: {
+    checkInstructionKeys(O, {"accumulate", "signal"});
+    auto I = std::make_unique<InstDMACopy>(Name, E, getBool(O, "accumulate"));
+    readSignal(O, *I);
+    return I;
+  }
+  case InstructionType::GPSIMDSB2SB: {
+    checkInstructionKeys(O, {"lowered", "signal"});
+    auto I = std::make_unique<InstGPSIMDSB2SB>(Name, E, getBool(O, "lowered"));
+    readSignal(O, *I);
+    return I;
+  }
+  case InstructionType::SemaphoreWait: {
+    checkInstructionKeys(O, {"semaphore", "count"});
+    std::string Sem = getString(O, "semaphore");
+    unsigned Count = getUnsigned(O, "count", UINT_MAX, 1);
+    return std::make_unique<InstSemaphoreWait>(Name, E, Sem, Count);
+  }
   case InstructionType::TensorCopy:
     checkInstructionKeys(O, {});
     return std::make_unique<InstTensorCopy>(Name, E);
@@ -444,9 +467,17 @@ std::unique_ptr<Instruction> Reader::createInstruction(InstructionType T,
     unsigned Id = getUnsigned(O, "id", UINT_MAX);
     return std::make_unique<InstCoreBarrier>(Name, E, Id, getCores(O, "cores"));
   }
-  case InstructionType::TensorCompletion:
-    checkInstructionKeys(O, {});
-    return std::make_unique<InstTensorCompletion>(Name, E);
+  case InstructionType::TensorCompletion: {
+    checkInstructionKeys(O, {"waits"});
+    auto I = std::make_unique<InstTensorCompletion>(Name, E);
+    forEach(O, "waits", false, [&](const Value &V, const std::string &Path) {
+      Obj W = asObject(&V, Path);
+      checkKeys(W, {"core", "instruction"});
+      unsigned Core = getUnsigned(W, "core", UINT_MAX);
+      I->addWait({Core, getString(W, "instruction")});
+    });
+    return I;
+  }
   case InstructionType::Matmul:
     checkInstructionKeys(O, {"accumulate"});
     return std::make_unique<InstMatmul>(Name, E, getBool(O, "accumulate"));
@@ -476,6 +507,18 @@ std::unique_ptr<Instruction> Reader::createInstruction(InstructionType T,
   }
   }
   llvm_unreachable("unknown instruction type");
+}
+
+void Reader::readSignal(const Obj &O, InstCopyBase &I) {
+  const Value *V = get(O, "signal", false);
+  if (!V)
+    return;
+  Obj S = asObject(V, field(O.Path, "signal"));
+  checkKeys(S, {"core", "semaphore"});
+  unsigned Core = getUnsigned(S, "core", UINT_MAX);
+  std::string Sem = getString(S, "semaphore");
+  if (!Error)
+    I.setSignal(Core, Sem);
 }
 
 std::optional<AccessPattern>

@@ -55,6 +55,14 @@ void addAttributes(Object &O, const Instruction &I) {
     O["accumulate"] = DMA->isAccumulate();
   } else if (const auto *SB2SB = dyn_cast<InstGPSIMDSB2SB>(&I)) {
     O["lowered"] = SB2SB->isLowered();
+  } else if (const auto *TC = dyn_cast<InstTensorCompletion>(&I)) {
+    Array Waits;
+    for (const CompletionWait &W : TC->getWaits())
+      Waits.push_back(Object{{"core", W.Core}, {"instruction", W.Instruction}});
+    O["waits"] = std::move(Waits);
+  } else if (const auto *SW = dyn_cast<InstSemaphoreWait>(&I)) {
+    O["semaphore"] = SW->getSemaphore().str();
+    O["count"] = SW->getCount();
   } else if (const auto *CB = dyn_cast<InstCoreBarrier>(&I)) {
     O["id"] = CB->getId();
     O["cores"] = coresToJson(CB->getCores());
@@ -86,6 +94,10 @@ Value instructionToJson(const Instruction &I) {
            {"outputs", accessPatternsToJson(I.outputs())},
            {"deps", std::move(Deps)}};
   addAttributes(O, I);
+  // A copy without a signal has no "signal" field: absent means none.
+  if (const auto *Copy = llvm::dyn_cast<InstCopyBase>(&I))
+    if (const std::optional<SemaphoreSignal> &S = Copy->getSignal())
+      O["signal"] = Object{{"core", S->Core}, {"semaphore", S->Semaphore}};
   return O;
 }
 
@@ -101,14 +113,18 @@ Value blockToJson(const BasicBlock &BB) {
 }
 
 Value locationToJson(const MemoryLocation &L) {
-  return Object{{"name", L.getName().str()},
-                {"tensor_id", L.getTensorId()},
-                {"kind", enumName(L.getKind())},
-                {"dtype", enumName(L.getType())},
-                {"partitions", L.getNumPartitions()},
-                {"bytes_per_partition", L.getBytesPerPartition()},
-                {"written_by_another_core", L.isWrittenByAnotherCore()},
-                {"allocated", L.isAllocated()}};
+  Object O{{"name", L.getName().str()},
+           {"tensor_id", L.getTensorId()},
+           {"kind", enumName(L.getKind())},
+           {"dtype", enumName(L.getType())},
+           {"partitions", L.getNumPartitions()},
+           {"bytes_per_partition", L.getBytesPerPartition()},
+           {"written_by_another_core", L.isWrittenByAnotherCore()},
+           {"allocated", L.isAllocated()}};
+  // A local location has no "remote" field: absent means local.
+  if (const std::optional<RemoteRef> &R = L.getRemote())
+    O["remote"] = Object{{"core", R->Core}, {"memloc", R->MemLoc}};
+  return O;
 }
 
 /// Prints V compactly when it fits on the line from Column on, otherwise one

@@ -1,10 +1,14 @@
 #include "loom/bir/passes/Pass.h"
 
+#include "loom/bir/passes/InsertPTCOMFlat.h"
 #include "loom/bir/passes/LncSplitter.h"
+#include "loom/bir/passes/LowerLocalCollectives.h"
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
+
+#include <type_traits>
 
 namespace loom::bir {
 
@@ -12,16 +16,22 @@ namespace {
 
 struct PassEntry {
   llvm::StringRef Name;
-  std::unique_ptr<BirPass> (*Create)();
+  std::unique_ptr<BirPass> (*Create)(const BackendOptions &);
 };
 
-template <typename T> std::unique_ptr<BirPass> create() {
-  return std::make_unique<T>();
+template <typename T>
+std::unique_ptr<BirPass> create(const BackendOptions &Opts) {
+  if constexpr (std::is_constructible_v<T, const BackendOptions &>)
+    return std::make_unique<T>(Opts);
+  else
+    return std::make_unique<T>();
 }
 
 // A new pass is registered by adding its line here.
 const PassEntry Registry[] = {
     {"lnc_splitter", create<LncSplitter>},
+    {"lower_local_collectives", create<LowerLocalCollectives>},
+    {"insert_ptcom_flat", create<InsertPTCOMFlat>},
 };
 
 } // namespace
@@ -34,10 +44,11 @@ std::vector<llvm::StringRef> getPassNames() {
   return Names;
 }
 
-llvm::Expected<std::unique_ptr<BirPass>> createPass(llvm::StringRef Name) {
+llvm::Expected<std::unique_ptr<BirPass>>
+createPass(llvm::StringRef Name, const BackendOptions &Opts) {
   for (const PassEntry &E : Registry)
     if (E.Name == Name)
-      return E.Create();
+      return E.Create(Opts);
   return makeError("unknown pass '" + Name +
                    "'; valid passes: " + llvm::join(getPassNames(), ", "));
 }

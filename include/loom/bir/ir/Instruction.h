@@ -28,8 +28,8 @@ class BasicBlock;
 class Module;
 
 /// Opcodes. GPSIMDSB2SB, CollectiveCompute, CoreBarrier and TensorCompletion
-/// carry the seed's ordinals; the others are loom's, numbered from 200 so they
-/// cannot collide with an ordinal the seed may reveal later.
+/// carry neuronx-cc's ordinals; the others are loom's, numbered from 200 so they
+/// cannot collide with an ordinal of neuronx-cc that is not known yet.
 enum class InstructionType : uint16_t {
   GPSIMDSB2SB = 33,
   CollectiveCompute = 48,
@@ -42,6 +42,7 @@ enum class InstructionType : uint16_t {
   Memset = 204,
   DMACopy = 205,
   Branch = 206,
+  SemaphoreWait = 207,
 };
 
 llvm::StringRef getInstructionTypeName(InstructionType T);

@@ -12,9 +12,13 @@
 
 #include "llvm/Support/Casting.h"
 
+#include <optional>
+#include <string>
+#include <vector>
+
 namespace loom::bir {
 
-/// The seed's ordinals: one CollectiveCompute opcode multiplexes them all.
+/// neuronx-cc's ordinals: one CollectiveCompute opcode multiplexes them all.
 enum class CollectiveKind : uint8_t {
   SendRecv = 0,
   SendRecvCCE = 1,
@@ -55,9 +59,85 @@ public:
 
 /// Element-wise copy between on-chip tiles, converting the data type.
 using InstTensorCopy = SimpleInstruction<InstructionType::TensorCopy>;
-/// Point-to-point completion token (PTCOM) on the tensors of its inputs.
-using InstTensorCompletion =
-    SimpleInstruction<InstructionType::TensorCompletion>;
+/// A write that a TensorCompletion waits for: instruction Instruction of core
+/// Core's module (same subgraph).
+struct CompletionWait {
+  unsigned Core;
+  std::string Instruction;
+
+  friend bool operator==(const CompletionWait &A, const CompletionWait &B) {
+    return A.Core == B.Core && A.Instruction == B.Instruction;
+  }
+};
+
+/// Point-to-point completion token (PTCOM) on the tensors of its inputs. It
+/// finishes once its core's earlier writes to those tensors have finished and
+/// every execution of each waited instruction on its core has finished
+/// (docs/bir.md, "TensorCompletion").
+class InstTensorCompletion : public Instruction {
+public:
+  InstTensorCompletion(std::string Name, Engine Eng)
+      : Instruction(InstructionType::TensorCompletion, std::move(Name), Eng) {}
+
+  llvm::ArrayRef<CompletionWait> getWaits() const { return Waits; }
+  void addWait(CompletionWait W) { Waits.push_back(std::move(W)); }
+
+  static bool classof(const Instruction *I) {
+    return I->getType() == InstructionType::TensorCompletion;
+  }
+
+private:
+  std::vector<CompletionWait> Waits;
+};
+
+/// In remote-semaphore mode a copy raises semaphore Semaphore of core Core by
+/// one when its writes have landed.
+struct SemaphoreSignal {
+  unsigned Core;
+  std::string Semaphore;
+};
+
+/// The copies that can signal a semaphore: DMACopy and GPSIMDSB2SB.
+class InstCopyBase : public Instruction {
+public:
+  const std::optional<SemaphoreSignal> &getSignal() const { return Signal; }
+  void setSignal(unsigned Core, std::string Semaphore) {
+    Signal = SemaphoreSignal{Core, std::move(Semaphore)};
+  }
+  void clearSignal() { Signal.reset(); }
+
+  static bool classof(const Instruction *I) {
+    return I->getType() == InstructionType::DMACopy ||
+           I->getType() == InstructionType::GPSIMDSB2SB;
+  }
+
+protected:
+  using Instruction::Instruction;
+
+private:
+  std::optional<SemaphoreSignal> Signal;
+};
+
+/// Blocks until its core's counting semaphore Semaphore holds at least Count,
+/// then takes Count from it. Every semaphore starts at 0.
+class InstSemaphoreWait : public Instruction {
+public:
+  InstSemaphoreWait(std::string Name, Engine Eng, std::string Semaphore,
+                    unsigned Count)
+      : Instruction(InstructionType::SemaphoreWait, std::move(Name), Eng),
+        Semaphore(std::move(Semaphore)), Count(Count) {}
+
+  llvm::StringRef getSemaphore() const { return Semaphore; }
+  unsigned getCount() const { return Count; }
+
+  static bool classof(const Instruction *I) {
+    return I->getType() == InstructionType::SemaphoreWait;
+  }
+
+private:
+  std::string Semaphore;
+  unsigned Count;
+};
 
 class InstCollectiveCompute : public Instruction {
 public:
@@ -86,10 +166,10 @@ private:
 
 /// A DMA transfer; when accumulating, dst += src (Neuron's DMA compute, add
 /// only).
-class InstDMACopy : public Instruction {
+class InstDMACopy : public InstCopyBase {
 public:
   InstDMACopy(std::string Name, Engine Eng, bool Accumulate)
-      : Instruction(InstructionType::DMACopy, std::move(Name), Eng),
+      : InstCopyBase(InstructionType::DMACopy, std::move(Name), Eng),
         Accumulate(Accumulate) {}
 
   bool isAccumulate() const { return Accumulate; }
@@ -103,14 +183,14 @@ private:
 };
 
 /// The GPSIMD engine's SBUF-to-SBUF copy, which can reach the peer core.
-class InstGPSIMDSB2SB : public Instruction {
+class InstGPSIMDSB2SB : public InstCopyBase {
 public:
   /// Every element occupies a 4-byte lane, so 256 elements per partition
   /// whatever the type.
   static constexpr uint64_t MaxBytesPerPartition = 1024;
 
   InstGPSIMDSB2SB(std::string Name, Engine Eng, bool Lowered)
-      : Instruction(InstructionType::GPSIMDSB2SB, std::move(Name), Eng),
+      : InstCopyBase(InstructionType::GPSIMDSB2SB, std::move(Name), Eng),
         Lowered(Lowered) {}
 
   /// Set on the copies that lower_local_collectives creates.

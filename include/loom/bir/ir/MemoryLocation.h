@@ -15,11 +15,23 @@
 #include "llvm/Support/Error.h"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <unordered_map>
 #include <vector>
 
 namespace loom::bir {
+
+/// The memory a remote location stands for: location MemLoc of core Core's
+/// module (same subgraph).
+struct RemoteRef {
+  unsigned Core;
+  std::string MemLoc;
+};
+
+/// "<Name>_remote_<Core>", the name of the location through which a core
+/// reaches location Name of core Core (neuronx-cc mints the same suffix).
+std::string getRemoteLocationName(llvm::StringRef Name, unsigned Core);
 
 class MemoryLocation {
 public:
@@ -44,6 +56,14 @@ public:
   bool isAllocated() const { return Allocated; }
   void setIsAllocated(bool V) { Allocated = V; }
 
+  /// Set on a location that names another core's memory: it has no storage
+  /// of its own, its bytes are those of the referenced location.
+  const std::optional<RemoteRef> &getRemote() const { return Remote; }
+  bool isRemote() const { return Remote.has_value(); }
+  void setRemote(unsigned Core, std::string MemLoc) {
+    Remote = RemoteRef{Core, std::move(MemLoc)};
+  }
+
 private:
   std::string Name;
   uint64_t TensorId;
@@ -53,6 +73,7 @@ private:
   uint64_t BytesPerPartition;
   bool WrittenByAnotherCore = false;
   bool Allocated = false;
+  std::optional<RemoteRef> Remote;
 };
 
 /// The locations of one module; names and tensor ids are unique within it.

@@ -16,7 +16,7 @@
 
 namespace loom::bir {
 
-/// Element types. The seed's size table has 20 slots; loom defines the 11
+/// Element types. neuronx-cc's size table has 20 slots; loom defines the 11
 /// that the engines it models can read.
 enum class DataType : uint8_t {
   FP32,
@@ -46,7 +46,9 @@ inline bool isOnChip(MemoryKind K) {
 
 constexpr unsigned MaxOnChipPartitions = 128;
 
-enum class Target : uint8_t { Trn1, Trn2 };
+/// Generic is not a chip: a target for studies of wider logical cores, with
+/// trn2's memory sizes and up to 8 cores per logical core.
+enum class Target : uint8_t { Trn1, Trn2, Generic };
 
 /// Bytes per partition of an on-chip memory on a target; none for DRAM.
 std::optional<uint64_t> getPartitionCapacity(Target T, MemoryKind K);

@@ -10,6 +10,7 @@
 #define LOOM_BIR_PASSES_PASS_H
 
 #include "loom/bir/ir/Module.h"
+#include "loom/bir/passes/BackendOptions.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
@@ -34,9 +35,10 @@ public:
 /// The registered pass names, sorted.
 std::vector<llvm::StringRef> getPassNames();
 
-/// A new instance of the pass called Name; an unknown name is an error that
-/// lists the valid ones.
-llvm::Expected<std::unique_ptr<BirPass>> createPass(llvm::StringRef Name);
+/// A new instance of the pass called Name, configured by Opts; an unknown
+/// name is an error that lists the valid ones.
+llvm::Expected<std::unique_ptr<BirPass>>
+createPass(llvm::StringRef Name, const BackendOptions &Opts = {});
 
 } // namespace loom::bir
 
