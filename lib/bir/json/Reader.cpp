@@ -576,6 +576,39 @@ void Reader::resolveDependencies() {
         });
 }
 
+/// A BIR document nests about eight levels deep. llvm::json's parser
+/// recurses once per level, so a hostile document of a million nested arrays
+/// would overflow the stack: deeper nesting is refused, located, before
+/// parsing.
+constexpr unsigned MaxNestingDepth = 256;
+
+llvm::Error checkNestingDepth(llvm::StringRef FileName, llvm::StringRef Text) {
+  unsigned Depth = 0;
+  bool InString = false;
+  for (size_t I = 0; I < Text.size(); ++I) {
+    char C = Text[I];
+    if (InString) {
+      if (C == '\\')
+        ++I;
+      else if (C == '"')
+        InString = false;
+      continue;
+    }
+    if (C == '"') {
+      InString = true;
+    } else if (C == '[' || C == '{') {
+      if (++Depth > MaxNestingDepth)
+        return makeLocatedError(locate(FileName, Text, I),
+                                "nesting deeper than " +
+                                    llvm::Twine(MaxNestingDepth) +
+                                    " levels; a BIR document needs far fewer");
+    } else if ((C == ']' || C == '}') && Depth > 0) {
+      --Depth;
+    }
+  }
+  return llvm::Error::success();
+}
+
 /// llvm::json reports "[line:column, byte=offset]: message"; loom locates
 /// errors as "file:line:column: message", 1-based, from the byte offset.
 llvm::Error syntaxError(llvm::StringRef FileName, llvm::StringRef Text,
@@ -606,6 +639,8 @@ llvm::Expected<Program> parseProgram(llvm::StringRef Text,
   };
   if (Text.trim().empty())
     return makeError(FileName + ": empty document");
+  if (llvm::Error E = checkNestingDepth(FileName, Text))
+    return E;
   llvm::Expected<Value> V = llvm::json::parse(Text);
   if (!V)
     return syntaxError(FileName, Text, llvm::toString(V.takeError()));

@@ -2,6 +2,7 @@
 
 #include "loom/bir/ir/Instructions.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
@@ -127,41 +128,94 @@ Value locationToJson(const MemoryLocation &L) {
   return O;
 }
 
-/// Prints V compactly when it fits on the line from Column on, otherwise one
-/// member per line, recursively.
-void printValue(llvm::raw_ostream &OS, const Value &V, unsigned Indent,
-                size_t Column) {
-  std::string Compact = llvm::formatv("{0}", V).str();
-  const Object *O = V.getAsObject();
-  const Array *A = V.getAsArray();
-  if ((!O && !A) || Column + Compact.size() <= LineWidth) {
-    OS << Compact;
-    return;
-  }
-  unsigned Inner = Indent + 2;
-  if (A) {
-    OS << "[\n";
-    for (size_t I = 0; I < A->size(); ++I) {
-      OS.indent(Inner);
-      printValue(OS, (*A)[I], Inner, Inner);
-      OS << (I + 1 < A->size() ? ",\n" : "\n");
+/// Counts what is written to it: the length of a value's compact form
+/// without building the text.
+class CountingStream : public llvm::raw_ostream {
+public:
+  CountingStream() { SetUnbuffered(); }
+
+private:
+  void write_impl(const char *, size_t Size) override { Count += Size; }
+  uint64_t current_pos() const override { return Count; }
+  uint64_t Count = 0;
+};
+
+/// Writes a document compactly where a value fits in the line and one member
+/// per line otherwise. Every container's compact length is computed once,
+/// bottom up, so saving is linear in the document, whatever its depth.
+class PrettyPrinter {
+public:
+  explicit PrettyPrinter(llvm::raw_ostream &OS) : OS(OS) {}
+
+  void print(const Value &V, unsigned Indent, size_t Column) {
+    const Object *O = V.getAsObject();
+    const Array *A = V.getAsArray();
+    if ((!O && !A) || Column + compactSize(V) <= LineWidth) {
+      llvm::json::OStream(OS).value(V);
+      return;
     }
-    OS.indent(Indent) << ']';
-    return;
+    unsigned Inner = Indent + 2;
+    if (A) {
+      OS << "[\n";
+      for (size_t I = 0; I < A->size(); ++I) {
+        OS.indent(Inner);
+        print((*A)[I], Inner, Inner);
+        OS << (I + 1 < A->size() ? ",\n" : "\n");
+      }
+      OS.indent(Indent) << ']';
+      return;
+    }
+    std::vector<llvm::StringRef> Keys;
+    for (const auto &KV : *O)
+      Keys.push_back(KV.first);
+    llvm::sort(Keys);
+    OS << "{\n";
+    for (size_t I = 0; I < Keys.size(); ++I) {
+      OS.indent(Inner);
+      size_t KeyWidth = leafSize(Value(Keys[I])) + 2;
+      llvm::json::OStream(OS).value(Keys[I]);
+      OS << ": ";
+      print(*O->get(Keys[I]), Inner, Inner + KeyWidth);
+      OS << (I + 1 < Keys.size() ? ",\n" : "\n");
+    }
+    OS.indent(Indent) << '}';
   }
-  std::vector<llvm::StringRef> Keys;
-  for (const auto &KV : *O)
-    Keys.push_back(KV.first);
-  llvm::sort(Keys);
-  OS << "{\n";
-  for (size_t I = 0; I < Keys.size(); ++I) {
-    std::string Key = llvm::formatv("{0}", Value(Keys[I])).str() + ": ";
-    OS.indent(Inner) << Key;
-    printValue(OS, *O->get(Keys[I]), Inner, Inner + Key.size());
-    OS << (I + 1 < Keys.size() ? ",\n" : "\n");
+
+private:
+  static size_t leafSize(const Value &V) {
+    CountingStream C;
+    llvm::json::OStream(C).value(V);
+    return C.tell();
   }
-  OS.indent(Indent) << '}';
-}
+
+  /// The length of V's compact form, as llvm::json writes it:
+  /// {"k":v,...} and [v,...].
+  size_t compactSize(const Value &V) {
+    const Object *O = V.getAsObject();
+    const Array *A = V.getAsArray();
+    if (!O && !A)
+      return leafSize(V);
+    auto It = Sizes.find(&V);
+    if (It != Sizes.end())
+      return It->second;
+    size_t Size = 2;
+    if (A) {
+      for (const Value &E : *A)
+        Size += compactSize(E) + 1;
+      Size -= A->empty() ? 0 : 1;
+    } else {
+      for (const auto &KV : *O)
+        Size += leafSize(Value(llvm::StringRef(KV.first))) + 1 +
+                compactSize(KV.second) + 1;
+      Size -= O->empty() ? 0 : 1;
+    }
+    Sizes[&V] = Size;
+    return Size;
+  }
+
+  llvm::raw_ostream &OS;
+  llvm::DenseMap<const Value *, size_t> Sizes;
+};
 
 } // namespace
 
@@ -191,7 +245,7 @@ Value programToJson(const Program &P) {
 std::string formatProgram(const Program &P) {
   std::string S;
   llvm::raw_string_ostream OS(S);
-  printValue(OS, programToJson(P), 0, 0);
+  PrettyPrinter(OS).print(programToJson(P), 0, 0);
   OS << '\n';
   return OS.str();
 }
