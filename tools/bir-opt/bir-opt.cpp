@@ -13,6 +13,7 @@
 #include "loom/bir/ir/Verifier.h"
 #include "loom/bir/json/BirJson.h"
 #include "loom/bir/passes/Pass.h"
+#include "loom/bir/passes/Pipeline.h"
 #include "loom/support/Error.h"
 #include "loom/support/OutputFile.h"
 
@@ -115,11 +116,25 @@ cl::opt<bool> ListPasses("list-passes",
                          cl::desc("Print the available passes and exit"),
                          cl::cat(BirOptCategory));
 
+enum class PipelineName { Default };
+
+cl::opt<PipelineName> PipelineOpt(
+    "pipeline", cl::desc("Run a named pipeline instead of --passes"),
+    cl::values(clEnumValN(PipelineName::Default, "default",
+                          "the backend pipeline (docs/backend-pipeline.md)")),
+    cl::cat(BirOptCategory));
+
+cl::opt<bool> PrintPipeline(
+    "print-pipeline",
+    cl::desc("Print the default pipeline for the given options, with its "
+             "order numbers, and exit"),
+    cl::cat(BirOptCategory));
+
 const char Overview[] =
     "runs backend (BIR) passes over a program\n\n"
     "  Loads a program in the JSON form of docs/bir.md, applies --lnc and\n"
-    "  --target, verifies it, runs --passes in order, verifies the result\n"
-    "  and writes it.\n"
+    "  --target, verifies it, runs --passes in order (or the pipeline of\n"
+    "  --pipeline), verifies the result and writes it.\n"
     "  Exit status: 0 success, 1 bad input or a failing pass, 2 bad usage.\n";
 
 int failUsage(const llvm::Twine &Msg) {
@@ -134,12 +149,33 @@ int failInput(llvm::Error E, llvm::StringRef Prefix = "") {
   return ExitBadInput;
 }
 
-/// Checks what the option parser cannot: an input is named and --lnc fits
-/// the target.
+BackendOptions getBackendOptions() {
+  BackendOptions Opts;
+  Opts.SendRecvToGpsimdMaxBpp = SendRecvToGpsimdMaxBpp;
+  Opts.EnableRemoteSemaphoreDMA = EnableRemoteSemaphoreDMA;
+  Opts.EnablePTCOM = EnablePTCOM;
+  Opts.RunSharedAllocationBeforePostSched = RunSharedAllocationBeforePostSched;
+  Opts.SendRecvEngine = SendRecvEngine;
+  return Opts;
+}
+
+/// Checks what the option parser cannot: --passes and --pipeline are not
+/// combined, an input is named (unless only the pipeline is printed), --lnc
+/// fits the target, and a --target given fits the pipeline options.
 llvm::Error checkUsage() {
-  if (InputFilename.empty())
+  if (PipelineOpt.getNumOccurrences() && PassList.getNumOccurrences())
+    return makeError("--pipeline and --passes cannot be combined; choose the "
+                     "passes with one of them");
+  if (PrintPipeline && PassList.getNumOccurrences())
+    return makeError("--print-pipeline prints the default pipeline; it cannot "
+                     "be combined with --passes");
+  if (InputFilename.empty() && !PrintPipeline)
     return makeError("no input file; name one, or - for stdin");
   bool HasTarget = TargetArch.getNumOccurrences();
+  if (HasTarget)
+    if (llvm::Error E =
+            checkPipelineOptions(getBackendOptions(), TargetArch.getValue()))
+      return E;
   // Without --target the modules keep their own, checked on loading.
   unsigned Max =
       getMaxLncSize(HasTarget ? TargetArch.getValue() : Target::Trn2);
@@ -151,30 +187,33 @@ llvm::Error checkUsage() {
   return llvm::Error::success();
 }
 
-BackendOptions getBackendOptions() {
-  BackendOptions Opts;
-  Opts.SendRecvToGpsimdMaxBpp = SendRecvToGpsimdMaxBpp;
-  Opts.EnableRemoteSemaphoreDMA = EnableRemoteSemaphoreDMA;
-  Opts.EnablePTCOM = EnablePTCOM;
-  Opts.RunSharedAllocationBeforePostSched = RunSharedAllocationBeforePostSched;
-  Opts.SendRecvEngine = SendRecvEngine;
-  return Opts;
-}
+using PassVector = std::vector<std::unique_ptr<BirPass>>;
 
-llvm::Expected<std::vector<std::unique_ptr<BirPass>>> createPipeline() {
-  std::vector<std::unique_ptr<BirPass>> Pipeline;
+/// The passes of --passes, every name checked before the input is read.
+llvm::Expected<PassVector> createPassList() {
+  PassVector Passes;
   BackendOptions Opts = getBackendOptions();
   for (const std::string &Name : PassList) {
     llvm::Expected<std::unique_ptr<BirPass>> P = createPass(Name, Opts);
     if (!P)
       return P.takeError();
-    Pipeline.push_back(std::move(*P));
+    Passes.push_back(std::move(*P));
   }
-  return Pipeline;
+  return Passes;
 }
 
-llvm::Error runPipeline(llvm::ArrayRef<std::unique_ptr<BirPass>> Pipeline,
-                        Program &P) {
+/// The active passes of the default pipeline for the program's target.
+llvm::Expected<PassVector> createDefaultPipeline(Target T) {
+  BackendOptions Opts = getBackendOptions();
+  llvm::Expected<std::vector<PipelineEntry>> Entries =
+      buildDefaultPipeline(Opts, T);
+  if (!Entries)
+    return Entries.takeError();
+  return createPipelinePasses(*Entries, Opts);
+}
+
+llvm::Error runPasses(llvm::ArrayRef<std::unique_ptr<BirPass>> Pipeline,
+                      Program &P) {
   for (const auto &Pass : Pipeline) {
     llvm::Expected<bool> Changed = Pass->run(P);
     if (!Changed)
@@ -228,9 +267,25 @@ int main(int argc, char **argv) {
   }
   if (llvm::Error E = checkUsage())
     return failUsage(llvm::toString(std::move(E)));
-  auto Pipeline = createPipeline();
-  if (!Pipeline)
-    return failUsage(llvm::toString(Pipeline.takeError()));
+  if (PrintPipeline) {
+    // Without --target the pipeline is the one for trn2, BIR's default.
+    Target T = TargetArch.getNumOccurrences() ? TargetArch.getValue()
+                                              : PassOptions().Arch;
+    llvm::Expected<std::vector<PipelineEntry>> Entries =
+        buildDefaultPipeline(getBackendOptions(), T);
+    if (!Entries)
+      return failUsage(llvm::toString(Entries.takeError()));
+    printPipeline(llvm::outs(), *Entries);
+    return 0;
+  }
+  bool UsePipeline = PipelineOpt.getNumOccurrences();
+  PassVector Passes;
+  if (!UsePipeline) {
+    llvm::Expected<PassVector> L = createPassList();
+    if (!L)
+      return failUsage(llvm::toString(L.takeError()));
+    Passes = std::move(*L);
+  }
 
   llvm::Expected<std::string> Text = readInput(InputFilename);
   if (!Text)
@@ -245,8 +300,21 @@ int main(int argc, char **argv) {
   llvm::Expected<Program> P = parseProgram(*Text, FileName, Opts);
   if (!P)
     return failInput(P.takeError());
-  if (llvm::Error E = runPipeline(*Pipeline, *P))
-    return failInput(std::move(E), (FileName + ": ").str());
+  std::string InputPrefix = (FileName + ": ").str();
+
+  // The pipeline options must suit the program's target (a --target given
+  // on the command line has been checked already).
+  Target T = P->front()->getPassOptions().Arch;
+  if (llvm::Error E = checkPipelineOptions(getBackendOptions(), T))
+    return failInput(std::move(E), InputPrefix);
+  if (UsePipeline) {
+    llvm::Expected<PassVector> L = createDefaultPipeline(T);
+    if (!L)
+      return failInput(L.takeError(), InputPrefix);
+    Passes = std::move(*L);
+  }
+  if (llvm::Error E = runPasses(Passes, *P))
+    return failInput(std::move(E), InputPrefix);
   if (llvm::Error E = writeOutputAtomically(OutputFilename, render(*P)))
     return failInput(std::move(E));
   return 0;
