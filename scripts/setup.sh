@@ -6,7 +6,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 BUILD="${LOOM_BUILD_DIR:-$ROOT/build}"
 
-PKGS=(cmake ninja-build g++ python3 llvm-14-dev llvm-14-tools libgtest-dev libgmock-dev libbenchmark-dev)
+PKGS=(cmake ninja-build g++ python3 llvm-14-dev llvm-14-tools libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

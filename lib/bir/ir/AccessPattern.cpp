@@ -48,4 +48,20 @@ std::optional<ByteRange> AccessPattern::getByteRange() const {
   return ByteRange{Offset - uint64_t(-*LowBytes), *End};
 }
 
+std::vector<PatternDim> normalizePattern(llvm::ArrayRef<PatternDim> P) {
+  std::vector<PatternDim> Out;
+  for (const PatternDim &D : P) {
+    if (D.Count == 1)
+      continue;
+    // An outer dimension whose step is the inner one's whole extent walks
+    // on where the inner one stops: the two are one longer dimension.
+    if (!Out.empty() && Out.back().Step == D.Step * int64_t(D.Count)) {
+      Out.back() = {D.Step, Out.back().Count * D.Count};
+      continue;
+    }
+    Out.push_back(D);
+  }
+  return Out;
+}
+
 } // namespace loom::bir

@@ -1,6 +1,7 @@
 #include "loom/bir/ir/Instructions.h"
 
 #include "loom/bir/ir/BasicBlock.h"
+#include "loom/bir/ir/MemoryLocation.h"
 
 #include "llvm/ADT/STLExtras.h"
 
@@ -131,6 +132,21 @@ template <> llvm::ArrayRef<llvm::StringRef> enumNames<ArithOp>() {
 template <> llvm::ArrayRef<llvm::StringRef> enumNames<BranchKind>() {
   static const llvm::StringRef Names[] = {"Jump", "Loop", "Return"};
   return Names;
+}
+
+bool InstGPSIMDSB2SB::isCompatible(unsigned LncSize, const AccessPattern &Src,
+                                   const AccessPattern &Dst) {
+  if (LncSize != 2)
+    return false;
+  if (Src.getLocation()->getKind() != MemoryKind::SB ||
+      Dst.getLocation()->getKind() != MemoryKind::SB)
+    return false;
+  if (Src.getType() != Dst.getType() ||
+      Src.getNumPartitions() != Dst.getNumPartitions() ||
+      Src.getNumElementsPerPartition() != Dst.getNumElementsPerPartition())
+    return false;
+  return normalizePattern(Src.getPattern()) ==
+         normalizePattern(Dst.getPattern());
 }
 
 } // namespace loom::bir

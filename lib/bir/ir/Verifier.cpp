@@ -673,6 +673,35 @@ llvm::Error ModuleVerifier::verifyAcyclic() {
 
 } // namespace
 
+llvm::Error verifyRemoteTarget(const MemoryLocation &L, const Module *Peer) {
+  const RemoteRef &R = *L.getRemote();
+  if (!Peer)
+    return makeError("remote location '" + L.getName() +
+                     "': there is no module for core " + llvm::Twine(R.Core) +
+                     " in this subgraph");
+  const MemoryLocation *T = Peer->getMemoryLocations().getMemlocByName(R.MemLoc);
+  if (!T)
+    return makeError("remote location '" + L.getName() + "': core " +
+                     llvm::Twine(R.Core) + " has no memory location named '" +
+                     R.MemLoc + "'");
+  if (T->isRemote())
+    return makeError("remote location '" + L.getName() + "' names '" +
+                     R.MemLoc + "' of core " + llvm::Twine(R.Core) +
+                     ", which is itself remote");
+  if (T->getKind() != L.getKind() || T->getType() != L.getType() ||
+      T->getNumPartitions() != L.getNumPartitions() ||
+      T->getBytesPerPartition() != L.getBytesPerPartition())
+    return makeError("remote location '" + L.getName() + "' is " +
+                     enumName(L.getKind()) + " " + enumName(L.getType()) +
+                     " [" + llvm::Twine(L.getNumPartitions()) + " x " +
+                     llvm::Twine(L.getBytesPerPartition()) + " B], but '" +
+                     R.MemLoc + "' of core " + llvm::Twine(R.Core) + " is " +
+                     enumName(T->getKind()) + " " + enumName(T->getType()) +
+                     " [" + llvm::Twine(T->getNumPartitions()) + " x " +
+                     llvm::Twine(T->getBytesPerPartition()) + " B]");
+  return llvm::Error::success();
+}
+
 std::string getModulePath(unsigned Index) {
   return ("$.modules[" + llvm::Twine(Index) + "]").str();
 }
@@ -737,35 +766,8 @@ llvm::Error SubgraphVerifier::verifyRemote(unsigned Index, size_t LocIndex,
                                            const MemoryLocation &L) {
   std::string Path =
       indexed(getModulePath(Index), "memory_locations", LocIndex) + ".remote";
-  const RemoteRef &R = *L.getRemote();
-  const Module *Peer = module(R.Core);
-  if (!Peer)
-    return failAt(Path + ".core", "remote location '" + L.getName() +
-                                      "': " + noModule(R.Core));
-  const MemoryLocation *T = Peer->getMemoryLocations().getMemlocByName(R.MemLoc);
-  if (!T)
-    return failAt(Path + ".memloc", "remote location '" + L.getName() +
-                                        "': core " + llvm::Twine(R.Core) +
-                                        " has no memory location named '" +
-                                        R.MemLoc + "'");
-  if (T->isRemote())
-    return failAt(Path + ".memloc", "remote location '" + L.getName() +
-                                        "' names '" + R.MemLoc + "' of core " +
-                                        llvm::Twine(R.Core) +
-                                        ", which is itself remote");
-  if (T->getKind() != L.getKind() || T->getType() != L.getType() ||
-      T->getNumPartitions() != L.getNumPartitions() ||
-      T->getBytesPerPartition() != L.getBytesPerPartition())
-    return failAt(Path, "remote location '" + L.getName() + "' is " +
-                            enumName(L.getKind()) + " " + enumName(L.getType()) +
-                            " [" + llvm::Twine(L.getNumPartitions()) + " x " +
-                            llvm::Twine(L.getBytesPerPartition()) +
-                            " B], but '" + R.MemLoc + "' of core " +
-                            llvm::Twine(R.Core) + " is " +
-                            enumName(T->getKind()) + " " +
-                            enumName(T->getType()) + " [" +
-                            llvm::Twine(T->getNumPartitions()) + " x " +
-                            llvm::Twine(T->getBytesPerPartition()) + " B]");
+  if (llvm::Error E = verifyRemoteTarget(L, module(L.getRemote()->Core)))
+    return failAt(Path, llvm::toString(std::move(E)));
   return llvm::Error::success();
 }
 

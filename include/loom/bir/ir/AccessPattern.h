@@ -37,6 +37,11 @@ struct ByteRange {
   uint64_t End;
 };
 
+/// The pattern in canonical form: dimensions of count 1 dropped, adjacent
+/// dimensions that walk contiguously merged. It selects the same elements
+/// in the same order.
+std::vector<PatternDim> normalizePattern(llvm::ArrayRef<PatternDim> P);
+
 class AccessPattern {
 public:
   AccessPattern(MemoryLocation *Loc, unsigned StartPartition,

@@ -196,6 +196,14 @@ public:
   /// Set on the copies that lower_local_collectives creates.
   bool isLowered() const { return Lowered; }
 
+  /// Whether a copy from Src to Dst can be an SB2SB copy (neuronx-cc's
+  /// InstGPSIMDSB2SB::isCompatible): a logical core of exactly 2 cores,
+  /// checked first, then both tiles in SB with the same data type,
+  /// partition count, elements per partition and layout (the same
+  /// normalizePattern). The byte budget is a separate gate.
+  static bool isCompatible(unsigned LncSize, const AccessPattern &Src,
+                           const AccessPattern &Dst);
+
   static uint64_t getEffectiveBytesPerPartition(uint64_t BytesPerPartition,
                                                 DataType T) {
     return BytesPerPartition * (4 / getDataTypeSize(T));

@@ -24,6 +24,12 @@ std::string getModulePath(unsigned Index);
 /// Verifies one module; Path is the module's own path in its document.
 llvm::Error verifyModule(const Module &M, llvm::StringRef Path);
 
+/// Checks the cross-module rules of remote location L (docs/bir.md, "Remote
+/// locations"): Peer, the module of its subgraph for the core it names (null
+/// if there is none), has a local location of that name with the same kind,
+/// type and size. The error names the location, not a path.
+llvm::Error verifyRemoteTarget(const MemoryLocation &L, const Module *Peer);
+
 /// Verifies every module, then what the modules of a program must agree on:
 /// one lnc_size and one target, and at most one module per (subgraph, core).
 llvm::Error verifyProgram(const Program &P);
