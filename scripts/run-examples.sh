@@ -4,7 +4,10 @@
 #   examples/hlo/*.hlo   hlo-opt with the two Neuron collective-matmul passes,
 #                        remarks on, verified after every pass, numerics
 #                        checked against the input by the interpreter;
-#   examples/bir/*.json  bir-opt splitting each program for LNC=2.
+#   examples/bir/*.json  bir-opt's backend pipeline for LNC=2 (split, lower
+#                        the local collectives, completion tokens), proved
+#                        equivalent by bir-sim, then bir-sim's per-core
+#                        report and a Chrome trace.
 # Each result is printed and written under out/examples/ ($LOOM_OUT_DIR).
 # A tool that is not built or an example folder that is absent is skipped
 # with a note. Exits non-zero if any example fails.
@@ -51,7 +54,43 @@ run_examples() {
 run_examples hlo-opt hlo hlo hlo \
   --passes=neuron_looped_einsum_replacer,neuron_looped_einsum_token_replacer \
   --remarks --verify-each --check-numerics
-run_examples bir-opt bir json txt --lnc=2 --passes=lnc_splitter --emit=text
+# run_bir_examples: every examples/bir/*.json through the backend pipeline
+# for LNC=2 (split, lower the local collectives, completion tokens), checked
+# by the simulator against the unlowered program (same inputs, 20 random
+# schedules, races and deadlocks), then simulated alone for the per-core
+# report and a Chrome trace (open it in Perfetto).
+run_bir_examples() {
+  if [ ! -x "$BIN/bir-opt" ] || [ ! -x "$BIN/bir-sim" ]; then
+    echo "loom: bir-opt or bir-sim is not built; skipping examples/bir" >&2
+    return
+  fi
+  mkdir -p "$OUT/bir"
+  local example
+  for example in "$ROOT/examples/bir"/*.json; do
+    [ -e "$example" ] || continue
+    local name
+    name="$(basename "$example" .json)"
+    local lowered="$OUT/bir/$name.lowered.json"
+    echo "== bir-opt --lnc=2 --pipeline=default --enable-ptcom --check-equivalence examples/bir/$name.json"
+    ran=$((ran + 1))
+    if "$BIN/bir-opt" --lnc=2 --pipeline=default --enable-ptcom \
+         --check-equivalence --check-equivalence-schedules=20 \
+         "$example" -o "$lowered" &&
+       "$BIN/bir-opt" --emit=text "$lowered" -o "$OUT/bir/$name.lowered.txt" &&
+       "$BIN/bir-sim" --schedules=20 --trace "$OUT/bir/$name.trace.json" \
+         "$lowered" > "$OUT/bir/$name.report.txt"; then
+      cat "$OUT/bir/$name.lowered.txt"
+      echo "-- bir-sim --schedules=20 ${lowered#"$ROOT"/}"
+      cat "$OUT/bir/$name.report.txt"
+      echo "-> ${lowered#"$ROOT"/}, $name.lowered.txt, $name.report.txt, $name.trace.json"
+    else
+      failed=$((failed + 1))
+      echo "loom: FAILED: examples/bir/$name.json" >&2
+    fi
+    echo
+  done
+}
+run_bir_examples
 
 echo "examples: $((ran - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -14,6 +14,7 @@
 #include "loom/bir/json/BirJson.h"
 #include "loom/bir/passes/Pass.h"
 #include "loom/bir/passes/Pipeline.h"
+#include "loom/bir/sim/Simulator.h"
 #include "loom/support/Error.h"
 #include "loom/support/OutputFile.h"
 
@@ -130,6 +131,31 @@ cl::opt<bool> PrintPipeline(
              "order numbers, and exit"),
     cl::cat(BirOptCategory));
 
+cl::opt<bool> CheckEquivalence(
+    "check-equivalence",
+    cl::desc("Simulate the program before and after the passes on the same "
+             "seeded inputs and fail unless every location of the input "
+             "program ends the same on every core, with no race or deadlock "
+             "in either (docs/simulator.md)"),
+    cl::cat(BirOptCategory));
+
+cl::opt<uint64_t> CheckEquivalenceSeed(
+    "check-equivalence-seed", cl::init(0), cl::value_desc("n"),
+    cl::desc("Seed of the inputs and schedules of --check-equivalence"),
+    cl::cat(BirOptCategory));
+
+cl::opt<unsigned> CheckEquivalenceSchedules(
+    "check-equivalence-schedules", cl::init(0), cl::value_desc("n"),
+    cl::desc("Random legal schedules each program of --check-equivalence "
+             "also runs, all required to agree (default 0)"),
+    cl::cat(BirOptCategory));
+
+cl::list<std::string> CostParams(
+    "cost",
+    cl::desc("Set a cost-model parameter for --sendrecv-engine=cost-model, "
+             "as bir-sim's --cost (docs/cost-model.md)"),
+    cl::value_desc("NAME=VALUE"), cl::cat(BirOptCategory));
+
 const char Overview[] =
     "runs backend (BIR) passes over a program\n\n"
     "  Loads a program in the JSON form of docs/bir.md, applies --lnc and\n"
@@ -149,8 +175,12 @@ int failInput(llvm::Error E, llvm::StringRef Prefix = "") {
   return ExitBadInput;
 }
 
+/// The backend options of the command line; --cost values were checked by
+/// checkUsage.
 BackendOptions getBackendOptions() {
   BackendOptions Opts;
+  for (const std::string &C : CostParams)
+    llvm::consumeError(analysis::parseCostModelAssignment(Opts.Cost, C));
   Opts.SendRecvToGpsimdMaxBpp = SendRecvToGpsimdMaxBpp;
   Opts.EnableRemoteSemaphoreDMA = EnableRemoteSemaphoreDMA;
   Opts.EnablePTCOM = EnablePTCOM;
@@ -171,6 +201,10 @@ llvm::Error checkUsage() {
                      "be combined with --passes");
   if (InputFilename.empty() && !PrintPipeline)
     return makeError("no input file; name one, or - for stdin");
+  analysis::CostModelParams Cost;
+  for (const std::string &C : CostParams)
+    if (llvm::Error E = analysis::parseCostModelAssignment(Cost, C))
+      return makeError("--cost " + C + ": " + llvm::toString(std::move(E)));
   bool HasTarget = TargetArch.getNumOccurrences();
   if (HasTarget)
     if (llvm::Error E =
@@ -234,6 +268,30 @@ llvm::Error runPasses(llvm::ArrayRef<std::unique_ptr<BirPass>> Pipeline,
   if (!Pipeline.empty() && !VerifyEach)
     if (llvm::Error E = verifyProgram(P))
       return makeError("after the passes: " + llvm::toString(std::move(E)));
+  return llvm::Error::success();
+}
+
+/// --check-equivalence: the simulator runs the program before and after the
+/// passes on the same seeded inputs (an unsplit input is split in memory,
+/// as the pipeline's lnc_splitter would) and compares every location of the
+/// input program on every core. A summary goes to stderr, so stdout keeps
+/// carrying only the result.
+llvm::Error checkEquivalenceAround(Program &Before, const Program &After,
+                                   llvm::StringRef FileName) {
+  if (llvm::Error E = sim::splitIfNeeded(Before))
+    return E;
+  sim::SimOptions Opts;
+  Opts.Seed = CheckEquivalenceSeed;
+  Opts.Schedules = CheckEquivalenceSchedules;
+  Opts.FileName = FileName.str();
+  std::string Log;
+  llvm::raw_string_ostream LogStream(Log);
+  if (llvm::Error E = sim::checkEquivalence(Before, After, Opts, LogStream))
+    return makeError("--check-equivalence: " + llvm::toString(std::move(E)));
+  llvm::SmallVector<llvm::StringRef, 4> Lines;
+  llvm::StringRef(LogStream.str()).split(Lines, '\n', -1, false);
+  for (llvm::StringRef Line : Lines)
+    llvm::errs() << "bir-opt: " << Line << '\n';
   return llvm::Error::success();
 }
 
@@ -313,8 +371,19 @@ int main(int argc, char **argv) {
       return failInput(L.takeError(), InputPrefix);
     Passes = std::move(*L);
   }
+  // The program as it was loaded, kept for the comparison.
+  std::optional<Program> Before;
+  if (CheckEquivalence) {
+    llvm::Expected<Program> B = parseProgram(*Text, FileName, Opts);
+    if (!B)
+      return failInput(B.takeError());
+    Before = std::move(*B);
+  }
   if (llvm::Error E = runPasses(Passes, *P))
     return failInput(std::move(E), InputPrefix);
+  if (CheckEquivalence)
+    if (llvm::Error E = checkEquivalenceAround(*Before, *P, FileName))
+      return failInput(std::move(E), InputPrefix);
   if (llvm::Error E = writeOutputAtomically(OutputFilename, render(*P)))
     return failInput(std::move(E));
   return 0;

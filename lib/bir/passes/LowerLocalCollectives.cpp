@@ -413,7 +413,7 @@ bool Lowerer::chooseGPSIMD(const AccessPattern &Src,
   // hardware ceiling.
   if (Effective > InstGPSIMDSB2SB::MaxBytesPerPartition)
     return false;
-  analysis::CostModel Model;
+  analysis::CostModel Model(Opts.Cost);
   InstGPSIMDSB2SB ViaPool("probe", Engine::POOL, true);
   InstDMACopy ViaDMA("probe", Engine::DMA0, false);
   for (Instruction *I : {static_cast<Instruction *>(&ViaPool),

@@ -8,6 +8,8 @@
 #ifndef LOOM_BIR_PASSES_BACKENDOPTIONS_H
 #define LOOM_BIR_PASSES_BACKENDOPTIONS_H
 
+#include "loom/bir/analysis/CostModel.h"
+
 #include <cstdint>
 
 namespace loom::bir {
@@ -35,6 +37,9 @@ struct BackendOptions {
   bool RunSharedAllocationBeforePostSched = false;
   /// --sendrecv-engine=budget|cost-model.
   SendRecvEngineChoice SendRecvEngine = SendRecvEngineChoice::Budget;
+  /// The parameters --sendrecv-engine=cost-model times the copies with
+  /// (--cost NAME=VALUE, as bir-sim's), so that both tools agree.
+  analysis::CostModelParams Cost;
 };
 
 } // namespace loom::bir

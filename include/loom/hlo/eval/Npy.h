@@ -28,18 +28,20 @@
 namespace loom::hlo {
 
 /// One .npy array as stored: NumPy's dtype string (`<f4`), the dimensions
-/// and the element bytes in C order.
+/// and the element bytes in C order. The container code is loom::parseNpy /
+/// loom::serializeNpy (loom/support/Npy.h); these are HLO's spellings of it.
 struct NpyArray {
   std::string descr;
   std::vector<int64_t> shape;
   std::string data;
 };
 
-/// Decodes a whole .npy file. Errors say what is wrong with the header or
-/// the data size.
+/// Decodes a whole .npy file (loom::parseNpy). Errors say what is wrong
+/// with the header or the data size.
 llvm::Expected<NpyArray> ParseNpy(llvm::StringRef bytes);
 
-/// Encodes an array as a version 1.0 file (2.0 when the header needs it).
+/// Encodes an array as a version 1.0 file (2.0 when the header needs it;
+/// loom::serializeNpy).
 std::string SerializeNpy(const NpyArray &array);
 
 /// The dtype loom writes for an element type; empty for types that have

@@ -1,0 +1,120 @@
+//===- ChromeTrace.cpp - A simulated timeline as Chrome trace JSON --------===//
+//
+// The Trace Event Format (the document Google publishes with
+// chrome://tracing): "M" metadata events name processes and threads, "X"
+// complete events carry ts and dur in microseconds, and a flow is an "s"
+// event and an "f" event with the same cat, name and id; "bp": "e" binds the
+// "f" end to the slice enclosing its timestamp. llvm::json::OStream does the
+// escaping, so any instruction name gives valid JSON.
+//
+//===----------------------------------------------------------------------===//
+
+#include "ChromeTrace.h"
+
+#include "llvm/ADT/SmallVector.h"
+#include "llvm/Support/JSON.h"
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+namespace loom::bir::sim {
+namespace {
+
+constexpr unsigned NumEngines = static_cast<unsigned>(Engine::DMALast) + 1;
+
+/// ns -> the file's microseconds; a time that is not a finite, non-negative
+/// number (a bug upstream) is written as 0 rather than as invalid JSON.
+double toMicros(double Ns) { return std::isfinite(Ns) && Ns > 0 ? Ns / 1000.0 : 0.0; }
+
+std::string validUTF8(llvm::StringRef S) {
+  return llvm::json::isUTF8(S) ? S.str() : llvm::json::fixUTF8(S);
+}
+
+void writeMetadata(llvm::json::OStream &J, llvm::StringRef What, unsigned Pid, unsigned Tid,
+                   llvm::StringRef Key, const llvm::json::Value &V) {
+  J.object([&] {
+    J.attribute("name", What);
+    J.attribute("ph", "M");
+    J.attribute("pid", Pid);
+    J.attribute("tid", Tid);
+    J.attributeObject("args", [&] { J.attribute(Key, V); });
+  });
+}
+
+} // namespace
+
+void writeChromeTrace(llvm::raw_ostream &OS, llvm::ArrayRef<TraceSlice> Slices,
+                      llvm::ArrayRef<TraceFlow> Flows, unsigned NumCores) {
+  // Which (core, engine) tracks exist: every engine some event uses.
+  unsigned Cores = NumCores;
+  for (const TraceSlice &S : Slices)
+    Cores = std::max(Cores, S.Core + 1);
+  for (const TraceFlow &F : Flows)
+    Cores = std::max({Cores, F.FromCore + 1, F.ToCore + 1});
+  std::vector<bool> Used(static_cast<size_t>(Cores) * NumEngines, false);
+  auto Mark = [&](unsigned Core, Engine E) {
+    Used[static_cast<size_t>(Core) * NumEngines + static_cast<unsigned>(E)] = true;
+  };
+  for (const TraceSlice &S : Slices)
+    Mark(S.Core, S.Eng);
+  for (const TraceFlow &F : Flows) {
+    Mark(F.FromCore, F.FromEng);
+    Mark(F.ToCore, F.ToEng);
+  }
+
+  llvm::json::OStream J(OS);
+  J.object([&] {
+    J.attributeArray("traceEvents", [&] {
+      for (unsigned C = 0; C < Cores; ++C) {
+        writeMetadata(J, "process_name", C, 0, "name", "core " + std::to_string(C));
+        writeMetadata(J, "process_sort_index", C, 0, "sort_index", C);
+        for (unsigned E = 0; E < NumEngines; ++E) {
+          if (!Used[static_cast<size_t>(C) * NumEngines + E])
+            continue;
+          writeMetadata(J, "thread_name", C, E, "name", enumName(static_cast<Engine>(E)));
+          writeMetadata(J, "thread_sort_index", C, E, "sort_index", E);
+        }
+      }
+      for (const TraceSlice &S : Slices) {
+        J.object([&] {
+          J.attribute("name", validUTF8(S.Name));
+          J.attribute("cat", "instruction");
+          J.attribute("ph", "X");
+          J.attribute("pid", S.Core);
+          J.attribute("tid", static_cast<unsigned>(S.Eng));
+          J.attribute("ts", toMicros(S.StartNs));
+          J.attribute("dur", toMicros(S.DurNs));
+        });
+      }
+      uint64_t Id = 0;
+      for (const TraceFlow &F : Flows) {
+        ++Id;
+        std::string Name = validUTF8(F.Name);
+        J.object([&] {
+          J.attribute("name", Name);
+          J.attribute("cat", "sync");
+          J.attribute("ph", "s");
+          J.attribute("id", Id);
+          J.attribute("pid", F.FromCore);
+          J.attribute("tid", static_cast<unsigned>(F.FromEng));
+          J.attribute("ts", toMicros(F.FromNs));
+        });
+        J.object([&] {
+          J.attribute("name", Name);
+          J.attribute("cat", "sync");
+          J.attribute("ph", "f");
+          J.attribute("bp", "e");
+          J.attribute("id", Id);
+          J.attribute("pid", F.ToCore);
+          J.attribute("tid", static_cast<unsigned>(F.ToEng));
+          J.attribute("ts", toMicros(F.ToNs));
+        });
+      }
+    });
+    J.attribute("displayTimeUnit", "ns");
+  });
+  OS << "\n";
+}
+
+} // namespace loom::bir::sim
