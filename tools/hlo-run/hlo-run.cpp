@@ -4,7 +4,7 @@
 //   hlo-run --compare OTHER.hlo FILE.hlo
 //
 // Parameters are seeded random values (RandomInputs.h) unless a .npy file
-// gives one. Every device's result is printed on its own line in HLO literal
+// gives one; --replica-count / --num-partitions override the module header. Every device's result is printed on its own line in HLO literal
 // syntax, `device 0: f32[2]{0} {1, 2}`. With --compare both modules run on
 // the same inputs and every output of every device is compared.
 //
@@ -13,7 +13,7 @@
 //
 //===----------------------------------------------------------------------===//
 
-#include "loom/hlo/eval/HloEvaluator.h"
+#include "loom/hlo/eval/Interpreter.h"
 #include "loom/hlo/eval/Npy.h"
 #include "loom/hlo/eval/NumericsCheck.h"
 #include "loom/hlo/eval/RandomInputs.h"
@@ -46,8 +46,9 @@ llvm::cl::opt<uint64_t> seed("seed", llvm::cl::value_desc("S"),
                              llvm::cl::init(0), llvm::cl::cat(category));
 llvm::cl::list<std::string>
     inputs("input", llvm::cl::value_desc("DEVICE:PARAM=FILE.npy"),
-           llvm::cl::desc("Take parameter PARAM of device DEVICE (or of every device when "
-                          "DEVICE is '*') from a .npy file; repeatable"),
+           llvm::cl::desc("Take parameter PARAM (its number or its name) of device DEVICE "
+                          "(or of every device when DEVICE is '*') from a .npy file; "
+                          "repeatable"),
            llvm::cl::cat(category));
 llvm::cl::opt<std::string>
     output_dir("output-dir", llvm::cl::value_desc("DIR"),
@@ -73,6 +74,25 @@ llvm::cl::opt<int64_t>
                                 "longer ones is elided (default 64)"),
                  llvm::cl::init(64), llvm::cl::cat(category));
 
+llvm::cl::opt<int64_t>
+    replica_count("replica-count", llvm::cl::value_desc("N"),
+                  llvm::cl::desc("Run on N replicas whatever the module header says "
+                                 "(also the --compare reference)"),
+                  llvm::cl::cat(category));
+llvm::cl::opt<int64_t>
+    num_partitions("num-partitions", llvm::cl::value_desc("N"),
+                   llvm::cl::desc("Run on N partitions whatever the module header says "
+                                  "(also the --compare reference)"),
+                   llvm::cl::cat(category));
+llvm::cl::opt<bool>
+    same_inputs("same-inputs",
+                llvm::cl::desc("Give every parameter the same random values on every device "
+                               "(parameters with sharding={replicated} always get them)"),
+                llvm::cl::cat(category));
+llvm::cl::opt<bool> no_verify("no-verify",
+                              llvm::cl::desc("Do not verify the module(s) before running them"),
+                              llvm::cl::cat(category));
+
 constexpr int kExitFailure = 1;
 constexpr int kExitUsage = 2;
 
@@ -88,6 +108,13 @@ llvm::Expected<std::unique_ptr<HloModule>> LoadModule(llvm::StringRef path) {
   auto module = ParseHloModule(*text, path);
   if (!module)
     return module.takeError();
+  // XLA's tests set the launch size in code; the flags play that part.
+  if (replica_count.getNumOccurrences())
+    (*module)->SetHeaderAttribute("replica_count", std::to_string(replica_count));
+  if (num_partitions.getNumOccurrences())
+    (*module)->SetHeaderAttribute("num_partitions", std::to_string(num_partitions));
+  if (no_verify)
+    return module;
   if (auto err = VerifyHloModule(**module))
     return makeError(path + ": the module does not verify:\n" + llvm::toString(std::move(err)));
   return module;
@@ -96,7 +123,7 @@ llvm::Expected<std::unique_ptr<HloModule>> LoadModule(llvm::StringRef path) {
 // One --input: which device(s) and parameter, and the file.
 struct InputSpec {
   std::optional<int64_t> device; // nullopt: every device
-  int64_t param = 0;
+  std::string param;             // a parameter number or name
   std::string path;
 };
 
@@ -105,7 +132,8 @@ std::optional<InputSpec> ParseInputSpec(llvm::StringRef text) {
   auto [device, param] = target.split(':');
   InputSpec spec;
   spec.path = path.str();
-  if (path.empty() || param.getAsInteger(10, spec.param) || spec.param < 0)
+  spec.param = param.str();
+  if (path.empty() || param.empty())
     return std::nullopt;
   if (device != "*") {
     int64_t d;
@@ -124,27 +152,38 @@ llvm::Error ApplyInput(const InputSpec &spec, const HloModule &module,
     return makeError(llvm::Twine("--input names device ") + llvm::Twine(*spec.device) +
                      " but the module runs on " + llvm::Twine(devices) +
                      (devices == 1 ? " device" : " devices"));
-  if (spec.param >= entry->num_parameters())
-    return makeError(llvm::Twine("--input names parameter ") + llvm::Twine(spec.param) +
-                     " but the entry computation has " + llvm::Twine(entry->num_parameters()) +
+  // A number is the parameter number; anything else a parameter's name.
+  int64_t param = -1;
+  if (llvm::StringRef(spec.param).getAsInteger(10, param)) {
+    param = -1;
+    for (const HloInstruction *p : entry->parameter_instructions())
+      if (p && p->name() == spec.param)
+        param = p->parameter_number();
+    if (param < 0)
+      return makeError("--input names parameter '" + spec.param +
+                       "' but the entry computation has no parameter of that name");
+  }
+  if (param < 0 || param >= entry->num_parameters())
+    return makeError("--input names parameter " + spec.param + " but the entry computation has " +
+                     llvm::Twine(entry->num_parameters()) +
                      (entry->num_parameters() == 1 ? " parameter" : " parameters"));
-  auto literal = ReadNpyFile(spec.path, entry->parameter_instruction(spec.param)->shape());
+  auto literal = ReadNpyFile(spec.path, entry->parameter_instruction(param)->shape());
   if (!literal)
     return literal.takeError();
   for (int64_t d = 0; d < devices; ++d)
     if (!spec.device || *spec.device == d)
-      args[d][spec.param] = *literal;
+      args[d][param] = *literal;
   return llvm::Error::success();
 }
 
 llvm::Expected<std::vector<std::vector<Literal>>>
 MakeArguments(const HloModule &module, const std::vector<InputSpec> &specs) {
-  auto args = MakeRandomArguments(module, seed);
+  auto args = MakeRandomArguments(module, seed, EvalOptions(), same_inputs);
   if (!args)
     return args.takeError();
   for (const InputSpec &spec : specs)
     if (auto err = ApplyInput(spec, module, *args))
-      return std::move(err);
+      return err;
   return args;
 }
 
@@ -174,10 +213,26 @@ llvm::Error WriteResults(const std::vector<Literal> &results) {
   return llvm::Error::success();
 }
 
+/// A module whose header names no launch size runs on one device; XLA's
+/// tests set the size in code, so say how to give it.
+std::string LaunchSizeHint(const HloModule &module, llvm::StringRef message) {
+  if (module.FindHeaderAttribute("replica_count") || module.FindHeaderAttribute("num_partitions"))
+    return "";
+  // Only where the run failed for want of devices: a collective naming ids
+  // or stacking shards the one device cannot supply.
+  if (!message.contains(" id ") && !message.contains(" does not match ") &&
+      !message.contains(" over 1 device"))
+    return "";
+  return " (the module header declares neither replica_count nor num_partitions, so it runs "
+         "on 1 device; give the launch size with --replica-count / --num-partitions)";
+}
+
 int RunOne(const HloModule &module, const std::vector<std::vector<Literal>> &args) {
   auto results = RunSpmd(module, args);
-  if (!results)
-    return Fail(makeError(input_file + ": " + llvm::toString(results.takeError())));
+  if (!results) {
+    std::string message = llvm::toString(results.takeError());
+    return Fail(makeError(input_file + ": " + message + LaunchSizeHint(module, message)));
+  }
   for (size_t d = 0; d < results->size(); ++d)
     llvm::outs() << "device " << d << ": " << (*results)[d].ToString(max_elements) << "\n";
   llvm::outs().flush();
@@ -218,6 +273,9 @@ std::string UsageProblem() {
   if ((rtol_flag.getNumOccurrences() && rtol_flag < 0) ||
       (atol_flag.getNumOccurrences() && atol_flag < 0) || max_elements < 0)
     return "--rtol, --atol and --max-elements must not be negative";
+  if ((replica_count.getNumOccurrences() && replica_count < 1) ||
+      (num_partitions.getNumOccurrences() && num_partitions < 1))
+    return "--replica-count and --num-partitions must be at least 1";
   for (const std::string &text : inputs)
     if (!ParseInputSpec(text))
       return "bad --input '" + text + "': expected DEVICE:PARAM=FILE.npy";

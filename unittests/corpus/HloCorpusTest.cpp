@@ -4,7 +4,10 @@
 //
 // For every .hlo under <corpus dir>/hlo: parse, verify, print, parse, print.
 // The two prints must be byte-identical and the module parsed from the first
-// print must be structurally equal to the original. Every module under
+// print must be structurally equal to the original. In a verified module,
+// every instruction whose opcode has a ShapeInference rule must have the
+// shape the rule infers (what the parser would give it if the text left the
+// shape out). Every module under
 // <corpus dir>/hlo-invalid must round-trip too and then fail verification.
 // Prints one line per failure and `N passed, N failed`; exits 1 on any
 // failure. A missing corpus (a fresh clone has none) is a skip.
@@ -15,7 +18,9 @@
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/hlo/ir/HloComputation.h"
 #include "loom/hlo/ir/HloStructuralEquality.h"
+#include "loom/hlo/ir/ShapeInference.h"
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloVerifier.h"
 
@@ -148,6 +153,29 @@ std::optional<std::string> CheckKnownInvalid(llvm::StringRef text, llvm::StringR
   return std::nullopt;
 }
 
+/// The first instruction whose written shape is not the one ShapeInference
+/// gives it, or nullopt.
+std::optional<std::string> CheckInferredShapes(const HloModule &module) {
+  for (const HloComputation *computation : module.computations())
+    for (const HloInstruction *inst : computation->instructions()) {
+      if (!ShapeInference::HasRule(inst->opcode()) || inst->async_wrapped_opcode())
+        continue;
+      llvm::Expected<Shape> inferred = ShapeInference::InferInstructionShape(*inst);
+      if (!inferred) {
+        // Forms a rule does not cover (several-operand collective-permute,
+        // sparse dot, ...) say so; anything else is a disagreement.
+        std::string message = llvm::toString(inferred.takeError());
+        if (llvm::StringRef(message).contains("no inference rule"))
+          continue;
+        return "infer " + inst->name() + ": " + message;
+      }
+      if (!inferred->Compatible(inst->shape()))
+        return "infer " + inst->name() + ": the rule gives " + inferred->ToString(false) +
+               ", the module has " + inst->shape().ToString(false);
+    }
+  return std::nullopt;
+}
+
 /// Why the module in `text` does not round-trip, or nullopt if it does.
 std::optional<std::string> CheckRoundTrip(llvm::StringRef text, llvm::StringRef file) {
   if (const KnownInvalid *entry = FindKnownInvalid(file))
@@ -155,9 +183,12 @@ std::optional<std::string> CheckRoundTrip(llvm::StringRef text, llvm::StringRef 
   auto original = ParseHloModule(text, file);
   if (!original)
     return "parse: " + FirstLine(llvm::toString(original.takeError()));
-  if (verify)
+  if (verify) {
     if (llvm::Error error = VerifyHloModule(**original))
       return "verify: " + FirstLine(llvm::toString(std::move(error)));
+    if (std::optional<std::string> why = CheckInferredShapes(**original))
+      return why;
+  }
   return CheckPrintParsePrint(**original);
 }
 

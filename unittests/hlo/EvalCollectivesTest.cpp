@@ -419,7 +419,7 @@ TEST(EvalCollectivesTest, CollectiveMatmulWeightOnTheLeftThroughReshapes) {
       "  ROOT cm = bf16[12,5] custom-call(w2, x), custom_call_target=\"AwsNeuronCollectiveMatmul\", " +
           Attrs("lhs", "{1}", "{0}", "1", "{{0,2},{3,1}}", "", "false", "bf16[2,3,4]",
                 "bf16[2,6,4]", "bf16[12,4]") +
-          "\n");
+          ", backend_config=\"rhs_contracting_dim=0,tp_degree=2,num_groups=2,use_sb_to_sb=1\"\n");
   ExpectSameResults(reference, fused, MatmulArgs(4, {2, 3, 4}, {4, 5}));
 }
 
@@ -432,7 +432,9 @@ TEST(EvalCollectivesTest, CollectiveMatmulErrorsNameTheInstruction) {
                   "  x = f32[3,4] parameter(1)\n"
                   "  ROOT cm = f32[3,2] custom-call(w, x), "
                   "custom_call_target=\"AwsNeuronCollectiveMatmul\", " +
-                      a + "\n");
+                      a +
+                      ", backend_config=\"rhs_contracting_dim=0,tp_degree=2,num_groups=1,"
+                      "use_sb_to_sb=0\"\n");
   };
   std::vector<std::vector<Literal>> args(2);
   for (int d = 0; d < 2; ++d) {

@@ -419,10 +419,31 @@ ENTRY e {
 HloModule m
 ENTRY e {
   a = f32[4] parameter(0)
-  ROOT c = f32[4] custom-call(a), custom_call_target="Sharding"
+  ROOT c = f32[4] custom-call(a), custom_call_target="ShardingX"
 })",
                  {{Vec(PrimitiveType::F32, {1, 2, 3, 4})}});
-  EXPECT_EQ(err, "unsupported custom-call target 'Sharding' in 'c'");
+  EXPECT_EQ(err, "unsupported custom-call target 'ShardingX' in 'c'");
+
+  // XLA's value-preserving markers run as identities, and only as identities.
+  EXPECT_EQ(Run1(R"(
+HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  s = f32[4] custom-call(a), custom_call_target="Sharding", sharding={replicated}
+  h = f32[4] custom-call(s), custom_call_target="MoveToHost"
+  ROOT d = f32[4] custom-call(h), custom_call_target="MoveToDevice"
+})",
+                 {Vec(PrimitiveType::F32, {1, 2, 3, 4})}),
+            "f32[4]{0} {1, 2, 3, 4}");
+  err = RunError(R"(
+HloModule m
+ENTRY e {
+  a = f32[4] parameter(0)
+  ROOT c = f32[2,2] custom-call(a), custom_call_target="SPMDFullToShardShape"
+})",
+                 {{Vec(PrimitiveType::F32, {1, 2, 3, 4})}});
+  EXPECT_EQ(err, "custom-call 'c': custom-call target 'SPMDFullToShardShape' is a "
+                 "value-preserving marker: it needs one operand of its result's shape");
 
   err = RunError(R"(
 HloModule m

@@ -2,7 +2,7 @@
 #ifndef LOOM_UNITTESTS_HLO_EVALTESTUTIL_H
 #define LOOM_UNITTESTS_HLO_EVALTESTUTIL_H
 
-#include "loom/hlo/eval/HloEvaluator.h"
+#include "loom/hlo/eval/Interpreter.h"
 #include "loom/hlo/eval/Literal.h"
 #include "loom/hlo/parser/HloParser.h"
 

@@ -99,8 +99,9 @@ TEST(HloParser, EveryPrimitiveType) {
            t != PrimitiveType::TOKEN && t != PrimitiveType::OPAQUE_TYPE;
   };
 #define LOOM_X(E, S, B)                                                        \
-  if (is_array_type(PrimitiveType::E))                                         \
-    EXPECT_EQ(ShapeText(S "[3,1]{0,1}"), S "[3,1]{0,1}");
+  if (is_array_type(PrimitiveType::E)) {                                       \
+    EXPECT_EQ(ShapeText(S "[3,1]{0,1}"), S "[3,1]{0,1}");                      \
+  }
   LOOM_PRIMITIVE_TYPE_LIST(LOOM_X)
 #undef LOOM_X
   EXPECT_EQ(ShapeText("token[]"), "token[]");
@@ -631,6 +632,56 @@ TEST(HloParser, RandomBytesAndMutationsNeverCrash) {
     }
     CheckNoCrashAndRoundTrip(text);
   }
+}
+
+} // namespace
+
+namespace {
+
+// Shapes the parser fills in with ShapeInference, and XLA's normalizations:
+// a scalar broadcast without dimensions= gets dimensions={} (first, as XLA
+// prints it) and api_version=API_VERSION_ORIGINAL prints implicitly.
+TEST(HloParser, InfersCallAndReduceShapesAndNormalizesLikeXla) {
+  auto m = Parse(R"(HloModule m
+add {
+  x = f32[] parameter(0)
+  y = f32[] parameter(1)
+  ROOT s = f32[] add(x, y)
+}
+f {
+  a = f32[2,3] parameter(0)
+  b = s32[] parameter(1)
+  ROOT t = (f32[2,3], s32[]) tuple(a, b)
+}
+ENTRY e {
+  a = f32[2,3] parameter(0)
+  b = s32[] parameter(1)
+  init = f32[] constant(0)
+  c = call(a, b), to_apply=f
+  r = reduce(a, init), dimensions={0,1}, to_apply=add
+  bc = f32[4] broadcast(init), metadata={op_name="x"}
+  cc = f32[2,3] custom-call(a), custom_call_target="t", api_version=API_VERSION_ORIGINAL
+  ROOT out = tuple(c, r, bc, cc)
+})");
+  ASSERT_TRUE(m);
+  EXPECT_EQ(Find(*m, "c")->shape().ToString(false), "(f32[2,3], s32[])");
+  EXPECT_EQ(Find(*m, "r")->shape().ToString(false), "f32[]");
+  EXPECT_EQ(Find(*m, "out")->shape().ToString(false), "((f32[2,3], s32[]), f32[], f32[4], f32[2,3])");
+  EXPECT_EQ(Find(*m, "bc")->ToString(),
+            "%bc = f32[4] broadcast(f32[] %init), dimensions={}, metadata={op_name=\"x\"}");
+  // (The entry's `a` is `a.1`: computation f named an `a` first.)
+  EXPECT_EQ(Find(*m, "cc")->ToString(),
+            "%cc = f32[2,3] custom-call(f32[2,3] %a.1), custom_call_target=\"t\"");
+  // api_version takes XLA's enum names only.
+  EXPECT_NE(ParseError("HloModule m\nENTRY e {\n  a = f32[] parameter(0)\n  ROOT c = f32[] "
+                       "custom-call(a), custom_call_target=\"t\", api_version=2\n}")
+                .find("unknown api_version '2'"),
+            std::string::npos);
+  // A shape the rule cannot give is an error saying why.
+  EXPECT_NE(ParseError("HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT b = "
+                       "broadcast(a), dimensions={0}\n}")
+                .find("cannot infer the shape (broadcast has no inference rule); write it"),
+            std::string::npos);
 }
 
 } // namespace

@@ -2,6 +2,7 @@
 // built by hand so each test shows exactly the IR it is about. Every
 // rejection must name the computation and the instruction.
 #include "loom/hlo/ir/HloModule.h"
+#include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloVerifier.h"
 
 #include "llvm/Support/Error.h"
@@ -656,6 +657,50 @@ TEST(HloVerifier, CustomCallLayoutConstraintsCoverEveryOperand) {
               {{"custom_call_target", "\"foo\""},
                {"operand_layout_constraints", "{f32[4,8]{1,0}}"}}));
   EXPECT_INVALID(b, "instruction 'cc': operand_layout_constraints lists 1 shapes for 2 operands");
+}
+
+// The verifier checks backend_config against the loom_* attributes of the
+// collective matmul (docs/collective-matmul-contract.md), through the
+// contract module.
+TEST(HloVerifier, CollectiveMatmulBackendConfigAgreesWithTheModule) {
+  auto module = ParseHloModule(
+      "HloModule m, replica_count=2\n"
+      "ENTRY e {\n"
+      "  w = f32[2,3] parameter(0)\n"
+      "  x = f32[3,5] parameter(1)\n"
+      "  ROOT cm = f32[4,5] custom-call(w, x), custom_call_target=\"AwsNeuronCollectiveMatmul\", "
+      "frontend_attributes={loom_weight_side=\"lhs\",loom_lhs_batch_dims=\"{}\","
+      "loom_rhs_batch_dims=\"{}\",loom_lhs_contracting_dims=\"{1}\",loom_rhs_contracting_dims=\"{0}\","
+      "loom_all_gather_dimension=\"0\",loom_replica_groups=\"{{0,1}}\","
+      "loom_use_global_device_ids=\"false\",loom_local_weight_shape=\"f32[2,3]\","
+      "loom_gathered_weight_shape=\"f32[4,3]\",loom_weight_operand_shape=\"f32[4,3]\"}, "
+      "backend_config=\"rhs_contracting_dim=0,tp_degree=2,num_groups=1,use_sb_to_sb=0\"\n"
+      "}\n");
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  EXPECT_EQ(Verify(**module), "");
+  HloInstruction *cm = (*module)->entry_computation()->root_instruction();
+  cm->SetAttribute("backend_config",
+                   "\"rhs_contracting_dim=0,tp_degree=1,num_groups=2,use_sb_to_sb=0\"");
+  EXPECT_EQ(Verify(**module), "computation 'e', instruction 'cm': backend_config says "
+                              "tp_degree=1, num_groups=2 but loom_replica_groups is {{0,1}}");
+  cm->SetAttribute("backend_config", "\"rhs_contracting_dim=0,tp_degree=2\"");
+  EXPECT_EQ(Verify(**module), "computation 'e', instruction 'cm': backend_config "
+                              "\"rhs_contracting_dim=0,tp_degree=2\": expected ',' before key "
+                              "'num_groups'");
+}
+
+// Async collective pairs are checked as XLA's verifier checks them.
+TEST(HloVerifier, AsyncCollectivePairs) {
+  Builder b;
+  HloInstruction *a = b.Param(0, F32({2, 3}), "a");
+  Shape u32(PrimitiveType::U32, {});
+  HloInstruction *start =
+      b.Op(HloOpcode::kCollectivePermuteStart,
+           Shape::MakeTuple({F32({2, 3}), F32({2, 3}), u32, u32}), {a}, "cps",
+           {{"source_target_pairs", "{{0,0}}"}});
+  b.Root(b.Op(HloOpcode::kCollectivePermuteDone, F32({3, 2}), {start}, "cpd"));
+  EXPECT_INVALID(b, "instruction 'cpd': collective-permute-done result f32[3,2] must be f32[2,3]");
+  EXPECT_EQ(Verify(*b.module).find("'cps'"), std::string::npos);
 }
 
 } // namespace

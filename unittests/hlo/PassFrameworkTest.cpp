@@ -454,3 +454,45 @@ TEST(HloDCE, RemovesOnlyDeadInstructions) {
 }
 
 } // namespace
+
+namespace {
+
+/// Remarks every negate twice while matching and once more while expanding.
+class RemarkingExpander : public OpExpanderPass {
+public:
+  llvm::StringRef name() const override { return "remarking-expander"; }
+
+protected:
+  bool InstructionMatchesPattern(HloInstruction *inst) override {
+    if (inst->opcode() != HloOpcode::kNegate)
+      return false;
+    Remark(*inst, "first");
+    Remark(*inst, "second");
+    return true;
+  }
+  llvm::Expected<HloInstruction *> ExpandInstruction(HloInstruction *inst) override {
+    EXPECT_FALSE(WantsRemark(*inst));
+    Remark(*inst, "third");
+    return inst;
+  }
+};
+
+// The framework's remark helper: `<computation>/<instruction>: <text>`, one
+// line per instruction per run, and nothing without a stream.
+TEST(PassRemarks, OneLinePerInstructionPerRun) {
+  Fixture f;
+  f.Op(HloOpcode::kNegate, {f.p0}, "n0");
+  f.comp->set_root_instruction(f.Op(HloOpcode::kNegate, {f.p1}, "n1"));
+  RemarkingExpander pass;
+  EXPECT_FALSE(RunPass(pass, *f.module)); // no stream: nothing written, nothing changed
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  pass.SetRemarkStream(&os);
+  RunPass(pass, *f.module);
+  EXPECT_EQ(os.str(), "main/n0: first\nmain/n1: first\n");
+  // A second run may remark again.
+  RunPass(pass, *f.module);
+  EXPECT_EQ(os.str(), "main/n0: first\nmain/n1: first\nmain/n0: first\nmain/n1: first\n");
+}
+
+} // namespace

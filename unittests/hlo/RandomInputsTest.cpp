@@ -126,3 +126,44 @@ ENTRY e {
   small.max_live_bytes = 1200;
   EXPECT_TRUE(bool(llvm::cantFail(MakeRandomArguments(**tuple, 1, small)).size() == 2));
 }
+
+namespace {
+
+// A replicated parameter has device 0's values everywhere; a sharded one
+// (or one without sharding) differs per device unless every parameter is
+// asked to be the same.
+TEST(RandomInputsTest, ReplicatedParametersAreEqualOnEveryDevice) {
+  auto module = Parse(R"(
+HloModule m, num_partitions=4
+
+ENTRY %main {
+  %r = f32[8] parameter(0), sharding={replicated}
+  %s = f32[8] parameter(1), sharding={devices=[4]<=[4]}
+  %t = (f32[2], s32[]) parameter(2), sharding={{replicated}, {replicated}}
+  %u = (f32[2], s32[]) parameter(3), sharding={{replicated}, {maximal device=0}}
+  ROOT %out = (f32[8], f32[8], (f32[2], s32[]), (f32[2], s32[])) tuple(%r, %s, %t, %u)
+}
+)");
+  ASSERT_TRUE(module);
+  const HloComputation *entry = module->entry_computation();
+  EXPECT_TRUE(IsReplicatedParameter(*entry->parameter_instruction(0)));
+  EXPECT_FALSE(IsReplicatedParameter(*entry->parameter_instruction(1)));
+  EXPECT_TRUE(IsReplicatedParameter(*entry->parameter_instruction(2)));
+  EXPECT_FALSE(IsReplicatedParameter(*entry->parameter_instruction(3)));
+  auto args = llvm::cantFail(MakeRandomArguments(*module, 3));
+  ASSERT_EQ(args.size(), 4u);
+  for (size_t d = 1; d < 4; ++d) {
+    EXPECT_EQ(args[d][0], args[0][0]) << d;
+    EXPECT_NE(args[d][1], args[0][1]) << d;
+    EXPECT_EQ(args[d][2], args[0][2]) << d;
+    EXPECT_NE(args[d][3], args[0][3]) << d;
+  }
+  // Device 0 keeps its own stream: the values do not depend on replication.
+  EXPECT_EQ(args[0][0], MakeRandomLiteral(entry->parameter_instruction(0)->shape(), 3, 0, 0));
+  auto same = llvm::cantFail(MakeRandomArguments(*module, 3, EvalOptions(), true));
+  for (size_t d = 1; d < 4; ++d)
+    for (size_t p = 0; p < 4; ++p)
+      EXPECT_EQ(same[d][p], same[0][p]) << d << " " << p;
+}
+
+} // namespace

@@ -23,6 +23,7 @@
 
 #include "loom/hlo/eval/NumericsCheck.h"
 #include "loom/hlo/eval/RandomInputs.h"
+#include "loom/hlo/ir/CollectiveMatmulContract.h"
 #include "loom/hlo/ir/HloAttributes.h"
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloPassPipeline.h"
@@ -34,7 +35,7 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/Format.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Program.h"
@@ -85,7 +86,7 @@ int64_t CountCollectiveMatmuls(const HloModule &module) {
   for (const HloComputation *c : module.computations())
     for (const HloInstruction *inst : c->instructions())
       if (inst->opcode() == HloOpcode::kCustomCall &&
-          GetCustomCallTarget(*inst) == "AwsNeuronCollectiveMatmul")
+          GetCustomCallTarget(*inst) == collective_matmul::kTarget)
         ++n;
   return n;
 }
@@ -112,7 +113,7 @@ void MutateCollectiveMatmuls(HloModule &module) {
     std::vector<HloInstruction *> calls;
     for (HloInstruction *inst : c->instructions())
       if (inst->opcode() == HloOpcode::kCustomCall &&
-          GetCustomCallTarget(*inst) == "AwsNeuronCollectiveMatmul")
+          GetCustomCallTarget(*inst) == collective_matmul::kTarget)
         calls.push_back(inst);
     for (HloInstruction *call : calls) {
       HloInstruction *x = call->mutable_operand(1);
@@ -262,7 +263,7 @@ void RunOne(int64_t index, Tally &tally) {
                  << outcome->remarks;
 }
 
-// Each feature the issue lists must have fused at least once. Rarer
+// Each feature of docs/hlo-run.md's list must have fused at least once. Rarer
 // variants (shuffled or implicit groups, six-operand all-gathers, ...) are
 // only reported: a few dozen cases cannot promise that one of them fuses.
 constexpr llvm::StringLiteral kRequiredTags =
@@ -276,8 +277,9 @@ bool CheckShapes(const Tally &tally, bool enforce) {
   bool ok = true;
   for (int s = 0; s < kNumMatcherShapes; ++s) {
     llvm::StringRef name = MatcherShapeName(static_cast<MatcherShape>(s));
-    llvm::outs() << llvm::formatv("  {0,-7} {1,4} cases, {2,4} fused\n", name, tally.cases[s],
-                                  tally.fused[s]);
+    llvm::outs() << "  " << llvm::left_justify(name, 7) << " "
+                 << llvm::format_decimal(tally.cases[s], 4) << " cases, "
+                 << llvm::format_decimal(tally.fused[s], 4) << " fused\n";
     if (enforce && tally.fused[s] == 0) {
       llvm::errs() << "coverage: no " << name << " case fused\n";
       ok = false;
@@ -291,8 +293,9 @@ bool CheckShapes(const Tally &tally, bool enforce) {
 bool CheckTags(const Tally &tally, bool enforce) {
   if (verbose_flag)
     for (const auto &[tag, counts] : tally.tags)
-      llvm::outs() << llvm::formatv("  {0,-28} {1,4} cases, {2,4} fused\n", tag, counts.first,
-                                    counts.second);
+      llvm::outs() << "  " << llvm::left_justify(tag, 28) << " "
+                   << llvm::format_decimal(counts.first, 4) << " cases, "
+                   << llvm::format_decimal(counts.second, 4) << " fused\n";
   if (!enforce)
     return true;
   bool ok = true;
@@ -320,12 +323,14 @@ bool CheckFusedShare(const Tally &tally, bool enforce) {
     fused += tally.fused[s];
   }
   double percent = total ? 100.0 * static_cast<double>(fused) / static_cast<double>(total) : 0;
-  llvm::outs() << llvm::formatv("  fused {0} of {1} cases ({2:F1}%), {3} tokens replaced, "
-                                "{0} mutated fused modules caught\n",
-                                fused, total, percent, tally.tokens_replaced);
+  // llvm::format rather than formatv: gcc 12 misreads formatv's integer
+  // provider as a use of an uninitialized value (-Wmaybe-uninitialized).
+  llvm::outs() << "  fused " << fused << " of " << total << " cases ("
+               << llvm::format("%.1f", percent) << "%), " << tally.tokens_replaced
+               << " tokens replaced, " << fused << " mutated fused modules caught\n";
   if (enforce && percent < min_fused_flag) {
-    llvm::errs() << llvm::formatv("coverage: only {0:F1}% of the cases fused (need {1}%)\n",
-                                  percent, min_fused_flag.getValue());
+    llvm::errs() << "coverage: only " << llvm::format("%.1f", percent)
+                 << "% of the cases fused (need " << llvm::format("%g", min_fused_flag.getValue()) << "%)\n";
     return false;
   }
   return true;
@@ -352,7 +357,7 @@ int main(int argc, char **argv) {
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 
   llvm::outs() << "collective-matmul-proptest --seed=" << seed_flag << ": "
-               << llvm::formatv("{0:F1}", seconds) << " s\n";
+               << llvm::format("%.1f", seconds) << " s\n";
   // The coverage rules need a sample large enough to be stable.
   bool full_run = case_flag < 0 && cases_flag >= 100;
   bool coverage_ok = CheckShapes(tally, full_run);
@@ -360,7 +365,7 @@ int main(int argc, char **argv) {
   coverage_ok &= CheckFusedShare(tally, full_run);
   if (verbose_flag)
     for (const auto &[reason, count] : tally.missed_reasons)
-      llvm::outs() << llvm::formatv("  missed {0,4}x: {1}\n", count, reason);
+      llvm::outs() << "  missed " << llvm::format_decimal(count, 4) << "x: " << reason << "\n";
   llvm::outs() << tally.passed << " passed, " << tally.failed << " failed\n";
   return tally.failed == 0 && coverage_ok ? 0 : 1;
 }

@@ -17,6 +17,8 @@
 
 #include "Evaluator.h"
 
+#include "loom/hlo/ir/CollectiveMatmulContract.h"
+
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/support/Error.h"
 
@@ -504,122 +506,38 @@ llvm::Expected<DeviceValues> EvalCollective(const HloInstruction &inst, const Sh
 }
 
 // ---- AwsNeuronCollectiveMatmul -------------------------------------------------
-
-namespace {
-
-struct CollectiveMatmulConfig {
-  bool weight_is_lhs = false;
-  DotDimensionNumbers dnums;
-  int64_t gather_dimension = 0;
-  std::vector<std::vector<int64_t>> groups;
-  std::optional<int64_t> channel_id;
-  bool use_global_device_ids = false;
-  Shape local_shape, gathered_shape, weight_shape;
-};
-
-llvm::Expected<CollectiveMatmulConfig> ReadConfig(const HloInstruction &inst) {
-  llvm::Expected<std::vector<std::pair<std::string, std::string>>> attrs =
-      GetFrontendAttributes(inst);
-  if (!attrs)
-    return attrs.takeError();
-  std::map<std::string, std::string> map(attrs->begin(), attrs->end());
-  auto need = [&](llvm::StringRef key) -> llvm::Expected<std::string> {
-    auto it = map.find(key.str());
-    if (it == map.end())
-      return EvalError(inst, "missing frontend attribute " + key);
-    return it->second;
-  };
-  auto bad = [&](llvm::StringRef key, const llvm::Twine &why) {
-    return EvalError(inst, "malformed frontend attribute " + key + ": " + why);
-  };
-  CollectiveMatmulConfig config;
-  llvm::Expected<std::string> side = need("loom_weight_side");
-  if (!side)
-    return side.takeError();
-  if (*side != "lhs" && *side != "rhs")
-    return bad("loom_weight_side", "'" + *side + "' is neither lhs nor rhs");
-  config.weight_is_lhs = *side == "lhs";
-  std::pair<const char *, std::vector<int64_t> *> lists[] = {
-      {"loom_lhs_batch_dims", &config.dnums.lhs_batch_dimensions},
-      {"loom_rhs_batch_dims", &config.dnums.rhs_batch_dimensions},
-      {"loom_lhs_contracting_dims", &config.dnums.lhs_contracting_dimensions},
-      {"loom_rhs_contracting_dims", &config.dnums.rhs_contracting_dimensions}};
-  for (auto [key, out] : lists) {
-    llvm::Expected<std::string> text = need(key);
-    if (!text)
-      return text.takeError();
-    llvm::Expected<std::vector<int64_t>> values = ParseIntList(*text);
-    if (!values)
-      return bad(key, llvm::toString(values.takeError()));
-    *out = std::move(*values);
-  }
-  llvm::Expected<std::string> dim = need("loom_all_gather_dimension");
-  if (!dim)
-    return dim.takeError();
-  if (llvm::StringRef(*dim).getAsInteger(10, config.gather_dimension))
-    return bad("loom_all_gather_dimension", "'" + *dim + "' is not a number");
-  llvm::Expected<std::string> groups = need("loom_replica_groups");
-  if (!groups)
-    return groups.takeError();
-  llvm::Expected<ReplicaGroups> parsed_groups = ParseReplicaGroups(*groups);
-  if (!parsed_groups)
-    return bad("loom_replica_groups", llvm::toString(parsed_groups.takeError()));
-  config.groups = std::move(parsed_groups->groups);
-  if (auto it = map.find("loom_channel_id"); it != map.end()) {
-    int64_t id;
-    if (llvm::StringRef(it->second).getAsInteger(10, id))
-      return bad("loom_channel_id", "'" + it->second + "' is not a number");
-    config.channel_id = id;
-  }
-  llvm::Expected<std::string> global = need("loom_use_global_device_ids");
-  if (!global)
-    return global.takeError();
-  if (*global != "true" && *global != "false")
-    return bad("loom_use_global_device_ids", "'" + *global + "' is neither true nor false");
-  config.use_global_device_ids = *global == "true";
-  std::pair<const char *, Shape *> shapes[] = {{"loom_local_weight_shape", &config.local_shape},
-                                               {"loom_gathered_weight_shape", &config.gathered_shape},
-                                               {"loom_weight_operand_shape", &config.weight_shape}};
-  for (auto [key, out] : shapes) {
-    llvm::Expected<std::string> text = need(key);
-    if (!text)
-      return text.takeError();
-    llvm::Expected<Shape> shape = ParseShape(*text);
-    if (!shape)
-      return bad(key, llvm::toString(shape.takeError()));
-    if (!shape->IsArray() || !shape->is_static())
-      return bad(key, "'" + *text + "' is not a static array shape");
-    *out = std::move(*shape);
-  }
-  return config;
-}
-
-} // namespace
+//
+// collective_matmul::Resolve decides what the custom-call computes: the
+// geometry (tp_degree, num_groups, rhs_contracting_dim) from backend_config,
+// the rest from the loom_* attributes or, without them, from the kernel's
+// natural form (docs/collective-matmul-contract.md).
 
 llvm::Expected<DeviceValues> EvalCollectiveMatmul(const HloInstruction &inst, Operands &ops,
                                                   const SpmdContext &ctx) {
   if (ops.size() != 2)
-    return EvalError(inst, "AwsNeuronCollectiveMatmul takes two operands");
-  llvm::Expected<CollectiveMatmulConfig> config = ReadConfig(inst);
-  if (!config)
-    return config.takeError();
+    return EvalError(inst, collective_matmul::kTarget + " takes two operands");
+  llvm::Expected<collective_matmul::Meaning> meaning = collective_matmul::Resolve(inst);
+  if (!meaning)
+    return EvalError(inst, llvm::toString(meaning.takeError()));
+  const collective_matmul::Meaning &m = *meaning;
   // 1. The local shard in its original shape (a row-major reshape).
   DeviceValues local = ops.Take(0);
   for (Literal &w : local) {
-    if (!w.shape().IsArray() || w.element_type() != config->local_shape.element_type() ||
-        w.element_count() != config->local_shape.ElementsIn())
+    if (!w.shape().IsArray() || w.element_type() != m.local_weight_shape.element_type() ||
+        w.element_count() != m.local_weight_shape.ElementsIn())
       return EvalError(inst, "operand 0 " + w.shape().ToString() +
-                                 " does not reshape to loom_local_weight_shape " +
-                                 config->local_shape.ToString());
-    w.Reshape(config->local_shape);
+                                 " does not reshape to the local weight shape " +
+                                 m.local_weight_shape.ToString());
+    w.Reshape(m.local_weight_shape);
   }
-  // 2. The all-gather, with the participant mode of the original one.
+  // 2. The all-gather over the resolved groups, in the participant mode of
+  // the original one (flattened ids in the kernel's natural form).
   llvm::Expected<GroupMode> mode =
-      ModeOf(inst, config->channel_id.has_value(), config->use_global_device_ids);
+      ModeOf(inst, m.channel_id.has_value() || m.use_global_device_ids, m.use_global_device_ids);
   if (!mode)
     return mode.takeError();
   llvm::Expected<std::vector<std::vector<int64_t>>> device_groups =
-      DeviceGroups(inst, *mode, config->groups, ctx.layout);
+      DeviceGroups(inst, *mode, m.groups, ctx.layout);
   if (!device_groups)
     return device_groups.takeError();
   llvm::Expected<std::vector<std::vector<size_t>>> groups =
@@ -627,26 +545,30 @@ llvm::Expected<DeviceValues> EvalCollectiveMatmul(const HloInstruction &inst, Op
   if (!groups)
     return groups.takeError();
   llvm::Expected<DeviceValues> gathered =
-      GatherArrays(inst, local, config->gather_dimension, config->gathered_shape, *groups);
+      GatherArrays(inst, local, m.all_gather_dimension, m.gathered_weight_shape, *groups);
   if (!gathered)
     return gathered.takeError();
   local.clear();
-  // 3. The weight as the dot saw it, 4. the dot on the recorded side.
+  // 3. The weight as the dot saw it, 4. the dot on the recorded side, in the
+  // dot's shape, then (natural form) reshaped to the custom-call's.
   DeviceValues out;
+  const bool weight_is_lhs = m.weight_side == collective_matmul::WeightSide::kLhs;
   for (size_t k = 0; k < ctx.devices.size(); ++k) {
     Literal &w = (*gathered)[k];
-    if (w.element_count() != config->weight_shape.ElementsIn() ||
-        w.element_type() != config->weight_shape.element_type())
-      return EvalError(inst, "loom_gathered_weight_shape " + config->gathered_shape.ToString() +
-                                 " does not reshape to loom_weight_operand_shape " +
-                                 config->weight_shape.ToString());
-    w.Reshape(config->weight_shape);
+    if (w.element_count() != m.weight_operand_shape.ElementsIn() ||
+        w.element_type() != m.weight_operand_shape.element_type())
+      return EvalError(inst, "the gathered weight " + m.gathered_weight_shape.ToString() +
+                                 " does not reshape to the weight operand shape " +
+                                 m.weight_operand_shape.ToString());
+    w.Reshape(m.weight_operand_shape);
     const Literal &activation = ops.At(1, k);
     llvm::Expected<Literal> product =
-        config->weight_is_lhs ? DotLiterals(inst, w, activation, config->dnums, inst.shape())
-                              : DotLiterals(inst, activation, w, config->dnums, inst.shape());
+        weight_is_lhs ? DotLiterals(inst, w, activation, m.dnums, m.dot_shape)
+                      : DotLiterals(inst, activation, w, m.dnums, m.dot_shape);
     if (!product)
       return product.takeError();
+    if (!m.dot_shape.Compatible(inst.shape()))
+      product->Reshape(inst.shape());
     w = Literal();
     out.push_back(std::move(*product));
   }

@@ -235,13 +235,7 @@ llvm::Expected<DeviceValues> Evaluator::EvalAsyncStart(const HloInstruction &ins
       }
       return Compute(*op, ops, devices);
     }
-    llvm::Expected<const HloComputation *> callee = OneComputation(inst, "calls");
-    if (!callee)
-      return callee.takeError();
-    std::vector<DeviceValues> params;
-    for (size_t i = 0; i < ops.size(); ++i)
-      params.push_back(ops.Take(i));
-    return RunComputation(**callee, devices, std::move(params));
+    return EvalCalled(inst, "calls", ops, devices);
   }();
   if (!results)
     return results.takeError();

@@ -12,6 +12,8 @@
 #include "EvalInternal.h"
 #include "ElementTypes.h"
 
+#include "loom/hlo/ir/ShapeInference.h"
+
 #include <algorithm>
 
 namespace loom::hlo {
@@ -48,59 +50,36 @@ struct DotGeometry {
   int64_t batch = 1, m = 1, n = 1, k = 1;
   std::vector<int64_t> lhs_perm, rhs_perm;
   std::vector<int64_t> lhs_perm_dims, rhs_perm_dims;
-  std::vector<int64_t> result_dims;
 };
 
-llvm::Error CheckDims(const HloInstruction &inst, llvm::ArrayRef<int64_t> dims, int64_t rank,
-                      std::vector<bool> &used) {
-  for (int64_t d : dims) {
-    if (d < 0 || d >= rank || used[d])
-      return EvalError(inst, "dot dimension " + llvm::Twine(d) + " is out of range or repeated");
-    used[d] = true;
-  }
-  return llvm::Error::success();
-}
-
-llvm::Expected<DotGeometry> Analyze(const HloInstruction &inst, const Shape &lhs,
-                                    const Shape &rhs, const DotDimensionNumbers &dn) {
+/// The transposes that bring both operands to [batch, free, contracting];
+/// the dimension numbers were validated by ShapeInference::InferDotShape.
+DotGeometry Analyze(const Shape &lhs, const Shape &rhs, const DotDimensionNumbers &dn) {
   DotGeometry g;
   std::vector<bool> lhs_used(lhs.rank(), false), rhs_used(rhs.rank(), false);
-  if (dn.lhs_batch_dimensions.size() != dn.rhs_batch_dimensions.size() ||
-      dn.lhs_contracting_dimensions.size() != dn.rhs_contracting_dimensions.size())
-    return EvalError(inst, "lhs and rhs dimension numbers differ in count");
-  for (auto [dims, rank, used] :
-       {std::tuple(&dn.lhs_batch_dimensions, lhs.rank(), &lhs_used),
-        std::tuple(&dn.lhs_contracting_dimensions, lhs.rank(), &lhs_used),
-        std::tuple(&dn.rhs_batch_dimensions, rhs.rank(), &rhs_used),
-        std::tuple(&dn.rhs_contracting_dimensions, rhs.rank(), &rhs_used)})
-    if (llvm::Error err = CheckDims(inst, *dims, rank, *used))
-      return err;
+  for (auto [dims, used] : {std::pair(&dn.lhs_batch_dimensions, &lhs_used),
+                            std::pair(&dn.lhs_contracting_dimensions, &lhs_used),
+                            std::pair(&dn.rhs_batch_dimensions, &rhs_used),
+                            std::pair(&dn.rhs_contracting_dimensions, &rhs_used)})
+    for (int64_t d : *dims)
+      (*used)[d] = true;
   for (size_t i = 0; i < dn.lhs_batch_dimensions.size(); ++i) {
-    int64_t size = lhs.dimensions(dn.lhs_batch_dimensions[i]);
-    if (size != rhs.dimensions(dn.rhs_batch_dimensions[i]))
-      return EvalError(inst, "batch dimension sizes differ");
-    g.batch *= size;
-    g.result_dims.push_back(size);
+    g.batch *= lhs.dimensions(dn.lhs_batch_dimensions[i]);
     g.lhs_perm.push_back(dn.lhs_batch_dimensions[i]);
     g.rhs_perm.push_back(dn.rhs_batch_dimensions[i]);
   }
   for (int64_t d = 0; d < lhs.rank(); ++d)
     if (!lhs_used[d]) {
       g.m *= lhs.dimensions(d);
-      g.result_dims.push_back(lhs.dimensions(d));
       g.lhs_perm.push_back(d);
     }
   for (int64_t d = 0; d < rhs.rank(); ++d)
     if (!rhs_used[d]) {
       g.n *= rhs.dimensions(d);
-      g.result_dims.push_back(rhs.dimensions(d));
       g.rhs_perm.push_back(d);
     }
   for (size_t i = 0; i < dn.lhs_contracting_dimensions.size(); ++i) {
-    int64_t size = lhs.dimensions(dn.lhs_contracting_dimensions[i]);
-    if (size != rhs.dimensions(dn.rhs_contracting_dimensions[i]))
-      return EvalError(inst, "contracting dimension sizes differ");
-    g.k *= size;
+    g.k *= lhs.dimensions(dn.lhs_contracting_dimensions[i]);
     g.lhs_perm.push_back(dn.lhs_contracting_dimensions[i]);
     g.rhs_perm.push_back(dn.rhs_contracting_dimensions[i]);
   }
@@ -147,27 +126,29 @@ llvm::Expected<Literal> DotLiterals(const HloInstruction &inst, const Literal &l
   for (PrimitiveType t : {lhs.element_type(), rhs.element_type(), out_type})
     if (IsComplexType(t) || t == PrimitiveType::PRED || !IsSupportedElementType(t))
       return UnsupportedError(inst, "dot element type " + PrimitiveTypeName(t));
-  llvm::Expected<DotGeometry> g = Analyze(inst, lhs.shape(), rhs.shape(), dnums);
-  if (!g)
-    return g.takeError();
-  if (llvm::ArrayRef<int64_t>(g->result_dims) != result_shape.dimensions())
+  llvm::Expected<Shape> inferred =
+      ShapeInference::InferDotShape(lhs.shape(), rhs.shape(), dnums, out_type);
+  if (!inferred)
+    return EvalError(inst, llvm::toString(inferred.takeError()));
+  if (inferred->dimensions() != result_shape.dimensions())
     return EvalError(inst, "dot result shape " + result_shape.ToString() +
                                " does not match its operands");
-  Literal lhs_t = TransposeLiteral(lhs, g->lhs_perm, Shape(lhs.element_type(), g->lhs_perm_dims));
-  Literal rhs_t = TransposeLiteral(rhs, g->rhs_perm, Shape(rhs.element_type(), g->rhs_perm_dims));
+  const DotGeometry g = Analyze(lhs.shape(), rhs.shape(), dnums);
+  Literal lhs_t = TransposeLiteral(lhs, g.lhs_perm, Shape(lhs.element_type(), g.lhs_perm_dims));
+  Literal rhs_t = TransposeLiteral(rhs, g.rhs_perm, Shape(rhs.element_type(), g.rhs_perm_dims));
   Literal out(result_shape);
   const bool any_f64 = lhs.element_type() == PrimitiveType::F64 ||
                        rhs.element_type() == PrimitiveType::F64 ||
                        out_type == PrimitiveType::F64;
   if (IsFloatingPointType(out_type)) {
     if (any_f64)
-      RunDot<ElementTraits<PrimitiveType::F64>>(*g, lhs_t, rhs_t, out);
+      RunDot<ElementTraits<PrimitiveType::F64>>(g, lhs_t, rhs_t, out);
     else
-      RunDot<ElementTraits<PrimitiveType::F32>>(*g, lhs_t, rhs_t, out);
+      RunDot<ElementTraits<PrimitiveType::F32>>(g, lhs_t, rhs_t, out);
   } else if (IsUnsignedIntegralType(out_type)) {
-    RunDot<ElementTraits<PrimitiveType::U64>>(*g, lhs_t, rhs_t, out);
+    RunDot<ElementTraits<PrimitiveType::U64>>(g, lhs_t, rhs_t, out);
   } else {
-    RunDot<ElementTraits<PrimitiveType::S64>>(*g, lhs_t, rhs_t, out);
+    RunDot<ElementTraits<PrimitiveType::S64>>(g, lhs_t, rhs_t, out);
   }
   return out;
 }

@@ -210,10 +210,6 @@ llvm::Expected<Literal> RunTypeChangingUnary(const HloInstruction &inst, const L
   return out;
 }
 
-/// Complex arithmetic XLA supports and loom runs: add, subtract, multiply,
-/// divide, negate. Other ops on complex are errors.
-template <typename T> constexpr bool kComplexOk = T::kKind != ElementKind::kComplex;
-
 template <typename Op, typename T>
 void BinaryLoop(const Literal &lhs, const Literal &rhs, Literal &out) {
   using S = typename T::Storage;
@@ -373,9 +369,8 @@ llvm::Expected<Literal> EvalBinary(const HloInstruction &inst, const Literal &lh
 
 namespace {
 
-/// A signed integer that orders float bit patterns in IEEE total order:
-/// -NaN < -inf < ... < -0 < +0 < ... < inf < NaN.
-template <typename T> int64_t TotalOrderKey(typename T::Storage s) {
+/// TotalOrderKey (EvalInternal.h) of one stored element of type T.
+template <typename T> int64_t TotalOrderKeyOf(typename T::Storage s) {
   uint64_t bits;
   if constexpr (std::is_same_v<typename T::Storage, float>) {
     uint32_t u;
@@ -386,23 +381,7 @@ template <typename T> int64_t TotalOrderKey(typename T::Storage s) {
   } else {
     bits = static_cast<uint64_t>(s);
   }
-  const int width = T::kBits;
-  const uint64_t sign = uint64_t{1} << (width - 1);
-  const uint64_t mask = width == 64 ? ~uint64_t{0} : (uint64_t{1} << width) - 1;
-  int64_t magnitude = static_cast<int64_t>(bits & (mask >> 1));
-  return (bits & sign) ? -magnitude - 1 : magnitude;
-}
-
-template <typename V> bool CompareValues(ComparisonDirection dir, V a, V b) {
-  switch (dir) {
-  case ComparisonDirection::kEq: return a == b;
-  case ComparisonDirection::kNe: return a != b;
-  case ComparisonDirection::kGe: return a >= b;
-  case ComparisonDirection::kGt: return a > b;
-  case ComparisonDirection::kLe: return a <= b;
-  case ComparisonDirection::kLt: return a < b;
-  }
-  return false;
+  return TotalOrderKey(bits, T::kBits);
 }
 
 template <typename T>
@@ -416,7 +395,7 @@ void CompareLoop(ComparisonDirection dir, bool total_order, const Literal &lhs,
   if constexpr (T::kKind == ElementKind::kFloat) {
     if (total_order) {
       for (int64_t i = 0; i < n; ++i)
-        dst[i] = CompareValues(dir, TotalOrderKey<T>(a[i]), TotalOrderKey<T>(b[i]));
+        dst[i] = CompareValues(dir, TotalOrderKeyOf<T>(a[i]), TotalOrderKeyOf<T>(b[i]));
       return;
     }
   }

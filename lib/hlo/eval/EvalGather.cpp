@@ -87,25 +87,6 @@ int64_t Linear(llvm::ArrayRef<int64_t> index, llvm::ArrayRef<int64_t> strides) {
   return l;
 }
 
-/// Calls fn(multi-index) for every index of `dims`, row-major; stops when
-/// fn returns false.
-template <typename Fn> void ForEachIndex(llvm::ArrayRef<int64_t> dims, Fn &&fn) {
-  for (int64_t d : dims)
-    if (d <= 0)
-      return;
-  std::vector<int64_t> index(dims.size(), 0);
-  while (fn(llvm::ArrayRef<int64_t>(index))) {
-    int64_t d = static_cast<int64_t>(dims.size()) - 1;
-    for (; d >= 0; --d) {
-      if (++index[d] < dims[d])
-        break;
-      index[d] = 0;
-    }
-    if (d < 0)
-      return;
-  }
-}
-
 } // namespace
 
 llvm::Expected<Literal> EvalGather(const HloInstruction &inst, const Literal &operand,

@@ -1,7 +1,7 @@
 //===- EvalInternal.h - Kernels shared by the interpreter's files ---------===//
 //
 // Internal to lib/hlo/eval. The kernels here work on one device's values;
-// HloEvaluator.cpp runs them for every device and owns control flow,
+// Evaluator.cpp runs them for every device and owns control flow,
 // collectives and memory accounting.
 //
 //===----------------------------------------------------------------------===//
@@ -16,7 +16,9 @@
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/Error.h"
 
+#include <cstdint>
 #include <functional>
+#include <type_traits>
 #include <vector>
 
 namespace loom::hlo {
@@ -80,6 +82,58 @@ private:
   std::optional<HloOpcode> fast_opcode_;
   bool swapped_ = false;
 };
+
+// ---- Element access and iteration (EvalInternal.cpp) ---------------------------
+
+/// Element i of an array as a scalar literal of its type (bytes copied).
+Literal ScalarAt(const Literal &array, int64_t i);
+/// Writes a scalar literal of the array's type into element i.
+void StoreScalar(Literal &array, int64_t i, const Literal &scalar);
+
+/// A signed integer ordering the `width`-bit float pattern `bits` in IEEE
+/// total order: -NaN < -inf < ... < -0 < +0 < ... < inf < NaN.
+int64_t TotalOrderKey(uint64_t bits, int width);
+/// TotalOrderKey of element i of a float array.
+int64_t TotalOrderKeyAt(const Literal &array, int64_t i);
+
+/// `a <dir> b`.
+template <typename V> bool CompareValues(ComparisonDirection dir, V a, V b) {
+  switch (dir) {
+  case ComparisonDirection::kEq: return a == b;
+  case ComparisonDirection::kNe: return a != b;
+  case ComparisonDirection::kGe: return a >= b;
+  case ComparisonDirection::kGt: return a > b;
+  case ComparisonDirection::kLe: return a <= b;
+  case ComparisonDirection::kLt: return a < b;
+  }
+  return false;
+}
+
+/// Calls fn(multi-index) for every index of `dims` in row-major order
+/// (nothing when a dimension is 0). `fn` returns void, or bool: false stops
+/// the walk.
+template <typename Fn> void ForEachIndex(llvm::ArrayRef<int64_t> dims, Fn &&fn) {
+  for (int64_t d : dims)
+    if (d <= 0)
+      return;
+  std::vector<int64_t> index(dims.size(), 0);
+  while (true) {
+    if constexpr (std::is_same_v<std::invoke_result_t<Fn &, llvm::ArrayRef<int64_t>>, bool>) {
+      if (!fn(llvm::ArrayRef<int64_t>(index)))
+        return;
+    } else {
+      fn(llvm::ArrayRef<int64_t>(index));
+    }
+    int64_t d = static_cast<int64_t>(dims.size()) - 1;
+    for (; d >= 0; --d) {
+      if (++index[d] < dims[d])
+        break;
+      index[d] = 0;
+    }
+    if (d < 0)
+      return;
+  }
+}
 
 // ---- Elementwise (EvalElementwise.cpp) ---------------------------------------
 llvm::Expected<Literal> EvalUnary(const HloInstruction &inst, const Literal &operand);

@@ -45,18 +45,6 @@ llvm::Expected<Literal> Combiner::Call(std::vector<Literal> args) const {
 
 namespace {
 
-Literal ScalarAt(const Literal &array, int64_t i) {
-  Literal scalar(Shape(array.element_type(), {}));
-  const int64_t bytes = ByteSizeOfPrimitiveType(array.element_type());
-  std::memcpy(scalar.raw_data(), array.raw_data() + i * bytes, bytes);
-  return scalar;
-}
-
-void StoreScalar(Literal &array, int64_t i, const Literal &scalar) {
-  const int64_t bytes = ByteSizeOfPrimitiveType(array.element_type());
-  std::memcpy(array.raw_data() + i * bytes, scalar.raw_data(), bytes);
-}
-
 /// Writes every result of one combiner step back into the accumulators.
 llvm::Error StoreStep(const HloInstruction &inst, llvm::Expected<Literal> step,
                       std::vector<Literal *> accs, int64_t i) {

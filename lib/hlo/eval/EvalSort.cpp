@@ -16,13 +16,6 @@
 namespace loom::hlo {
 namespace {
 
-Literal ScalarAt(const Literal &array, int64_t i) {
-  Literal scalar(Shape(array.element_type(), {}));
-  const int64_t bytes = ByteSizeOfPrimitiveType(array.element_type());
-  std::memcpy(scalar.raw_data(), array.raw_data() + i * bytes, bytes);
-  return scalar;
-}
-
 /// Stable bottom-up merge sort of `order` with `less`; stops early (with
 /// some order) once `failed` is set.
 template <typename Less>
@@ -81,30 +74,6 @@ std::optional<FastComparator> MatchFastComparator(const HloComputation &comparat
   return fast;
 }
 
-/// Signed key ordering floats in total order.
-int64_t TotalKey(const Literal &lit, int64_t i) {
-  const int bits = PrimitiveTypeBitWidth(lit.element_type());
-  uint64_t raw = 0;
-  std::memcpy(&raw, lit.raw_data() + i * ByteSizeOfPrimitiveType(lit.element_type()),
-              ByteSizeOfPrimitiveType(lit.element_type()));
-  const uint64_t sign = uint64_t{1} << (bits - 1);
-  const uint64_t mask = bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1;
-  const int64_t magnitude = static_cast<int64_t>(raw & (mask >> 1));
-  return (raw & sign) ? -magnitude - 1 : magnitude;
-}
-
-template <typename V> bool Compare(ComparisonDirection dir, V a, V b) {
-  switch (dir) {
-  case ComparisonDirection::kEq: return a == b;
-  case ComparisonDirection::kNe: return a != b;
-  case ComparisonDirection::kGe: return a >= b;
-  case ComparisonDirection::kGt: return a > b;
-  case ComparisonDirection::kLe: return a <= b;
-  case ComparisonDirection::kLt: return a < b;
-  }
-  return false;
-}
-
 } // namespace
 
 llvm::Expected<Literal> EvalSort(const HloInstruction &inst,
@@ -141,12 +110,12 @@ llvm::Expected<Literal> EvalSort(const HloInstruction &inst,
         std::swap(i, j);
       const Literal &key = *operands[0];
       if (fast->total_order)
-        return Compare(fast->direction, TotalKey(key, i), TotalKey(key, j));
+        return CompareValues(fast->direction, TotalOrderKeyAt(key, i), TotalOrderKeyAt(key, j));
       if (IsFloatingPointType(key.element_type()))
-        return Compare(fast->direction, key.GetAsDouble(i), key.GetAsDouble(j));
+        return CompareValues(fast->direction, key.GetAsDouble(i), key.GetAsDouble(j));
       if (IsUnsignedIntegralType(key.element_type()))
-        return Compare(fast->direction, key.GetAsUint64(i), key.GetAsUint64(j));
-      return Compare(fast->direction, key.GetAsInt64(i), key.GetAsInt64(j));
+        return CompareValues(fast->direction, key.GetAsUint64(i), key.GetAsUint64(j));
+      return CompareValues(fast->direction, key.GetAsInt64(i), key.GetAsInt64(j));
     }
     std::vector<Literal> args;
     for (const Literal *op : operands) {

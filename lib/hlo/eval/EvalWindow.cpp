@@ -122,37 +122,6 @@ private:
   std::vector<int64_t> strides_;
 };
 
-/// Calls fn(multi-index) for every index of `dims` in row-major order.
-template <typename Fn> void ForEachIndex(llvm::ArrayRef<int64_t> dims, Fn &&fn) {
-  for (int64_t d : dims)
-    if (d <= 0)
-      return;
-  std::vector<int64_t> index(dims.size(), 0);
-  while (true) {
-    fn(llvm::ArrayRef<int64_t>(index));
-    int64_t d = static_cast<int64_t>(dims.size()) - 1;
-    for (; d >= 0; --d) {
-      if (++index[d] < dims[d])
-        break;
-      index[d] = 0;
-    }
-    if (d < 0)
-      return;
-  }
-}
-
-Literal ScalarAt(const Literal &array, int64_t i) {
-  Literal scalar(Shape(array.element_type(), {}));
-  const int64_t bytes = ByteSizeOfPrimitiveType(array.element_type());
-  std::memcpy(scalar.raw_data(), array.raw_data() + i * bytes, bytes);
-  return scalar;
-}
-
-void StoreScalar(Literal &array, int64_t i, const Literal &scalar) {
-  const int64_t bytes = ByteSizeOfPrimitiveType(array.element_type());
-  std::memcpy(array.raw_data() + i * bytes, scalar.raw_data(), bytes);
-}
-
 } // namespace
 
 llvm::Expected<Literal> EvalReduceWindow(const HloInstruction &inst,

@@ -12,7 +12,7 @@
 
 #include "EvalInternal.h"
 
-#include "loom/hlo/eval/HloEvaluator.h"
+#include "loom/hlo/eval/Interpreter.h"
 
 #include "llvm/ADT/DenseMap.h"
 

@@ -2,7 +2,7 @@
 
 #include "loom/hlo/eval/NumericsCheck.h"
 
-#include "loom/hlo/eval/HloEvaluator.h"
+#include "loom/hlo/eval/Interpreter.h"
 #include "loom/hlo/eval/RandomInputs.h"
 #include "loom/support/Error.h"
 

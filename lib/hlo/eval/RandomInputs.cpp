@@ -2,8 +2,11 @@
 
 #include "loom/hlo/eval/RandomInputs.h"
 
-#include "loom/hlo/eval/HloEvaluator.h"
+#include "loom/hlo/eval/Interpreter.h"
 #include "loom/support/Error.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 namespace loom::hlo {
 namespace {
@@ -75,8 +78,25 @@ static llvm::Error AddParameterBytes(const Shape &shape, const HloInstruction &p
   return llvm::Error::success();
 }
 
+bool IsReplicatedParameter(const HloInstruction &param) {
+  const std::string *sharding = param.FindAttribute("sharding");
+  if (!sharding)
+    return false;
+  llvm::StringRef text = llvm::StringRef(*sharding).trim();
+  if (text == "{replicated}")
+    return true;
+  // A tuple sharding `{{replicated}, {replicated}}`: every element replicated.
+  if (!text.consume_front("{") || !text.consume_back("}") || text.trim().empty())
+    return false;
+  llvm::SmallVector<llvm::StringRef, 4> elements;
+  text.split(elements, ',');
+  return llvm::all_of(elements,
+                      [](llvm::StringRef e) { return e.trim() == "{replicated}"; });
+}
+
 llvm::Expected<std::vector<std::vector<Literal>>>
-MakeRandomArguments(const HloModule &module, uint64_t seed, const EvalOptions &limits) {
+MakeRandomArguments(const HloModule &module, uint64_t seed, const EvalOptions &limits,
+                    bool same_on_every_device) {
   int64_t devices = SpmdLayout::FromModule(module).num_devices();
   const HloComputation *entry = module.entry_computation();
   int64_t bytes = 0;
@@ -85,7 +105,7 @@ MakeRandomArguments(const HloModule &module, uint64_t seed, const EvalOptions &l
     if (!param)
       return makeError("entry parameter " + llvm::Twine(p) + " is missing");
     if (llvm::Error err = AddParameterBytes(param->shape(), *param, limits, bytes))
-      return std::move(err);
+      return err;
   }
   if (devices <= 0 || bytes > limits.max_live_bytes / devices)
     return makeError("the parameters of " + llvm::Twine(devices) +
@@ -93,8 +113,13 @@ MakeRandomArguments(const HloModule &module, uint64_t seed, const EvalOptions &l
                      " bytes of live values");
   std::vector<std::vector<Literal>> args(static_cast<size_t>(devices));
   for (int64_t d = 0; d < devices; ++d)
-    for (int64_t p = 0; entry && p < entry->num_parameters(); ++p)
-      args[d].push_back(MakeRandomLiteral(entry->parameter_instruction(p)->shape(), seed, d, p));
+    for (int64_t p = 0; entry && p < entry->num_parameters(); ++p) {
+      const HloInstruction *param = entry->parameter_instruction(p);
+      if (d > 0 && (same_on_every_device || IsReplicatedParameter(*param)))
+        args[d].push_back(args[0][p]);
+      else
+        args[d].push_back(MakeRandomLiteral(param->shape(), seed, d, p));
+    }
   return args;
 }
 

@@ -143,7 +143,7 @@ std::vector<HloInstruction *> HloComputation::MakeInstructionPostOrder() const {
         continue;
       }
       size_t k = f.next++;
-      HloInstruction *dep = k < num_ops ? f.inst->operand(k)
+      HloInstruction *dep = k < num_ops ? f.inst->operands()[k]
                                         : f.inst->control_predecessors()[k - num_ops];
       // Operands from another computation belong to a broken module; the
       // verifier reports them, the walk must not follow them.

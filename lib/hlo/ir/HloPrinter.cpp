@@ -171,6 +171,11 @@ void TextPrinter::AppendInstruction(const HloInstruction &instruction) {
       printed_control = true;
       continue;
     }
+    // XLA's printer leaves the default custom-call API version implicit.
+    if (attribute.kind == Kind::kText && attribute.name == "api_version" &&
+        attribute.value == "API_VERSION_ORIGINAL" &&
+        instruction.opcode() == HloOpcode::kCustomCall)
+      continue;
     out_ += ", ";
     out_ += attribute.name;
     out_ += '=';

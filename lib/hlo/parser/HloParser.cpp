@@ -15,6 +15,7 @@
 
 #include "loom/hlo/ir/HloComputation.h"
 #include "loom/hlo/ir/HloInstruction.h"
+#include "loom/hlo/ir/ShapeInference.h"
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -72,24 +73,6 @@ enum StopAt : unsigned {
   kStopAtComment = 4,
 };
 
-/// `{1, 2,3}` into integers; false on anything else.
-bool ParseIntListText(llvm::StringRef text, llvm::SmallVectorImpl<int64_t> &out) {
-  text = text.trim();
-  if (!text.consume_front("{") || !text.consume_back("}"))
-    return false;
-  text = text.trim();
-  while (!text.empty()) {
-    llvm::StringRef item;
-    std::tie(item, text) = text.split(',');
-    int64_t value;
-    if (item.trim().getAsInteger(10, value))
-      return false;
-    out.push_back(value);
-    text = text.trim();
-  }
-  return true;
-}
-
 /// Names are looked up once per operand; FNV-1a inlined here is cheaper
 /// than the out-of-line general-purpose hash DenseMap uses for StringRef.
 struct NameInfo {
@@ -139,13 +122,6 @@ std::optional<PrimitiveType> LookupPrimitiveType(llvm::StringRef text) {
   if (it == table.end())
     return std::nullopt;
   return it->second;
-}
-
-const std::string *FindTextAttribute(llvm::ArrayRef<Attribute> attrs, llvm::StringRef name) {
-  for (const Attribute &a : attrs)
-    if (a.kind == AttributeKind::kText && a.name == name)
-      return &a.value;
-  return nullptr;
 }
 
 class Parser {
@@ -285,8 +261,8 @@ private:
                                  int depth, std::vector<Attribute> &attributes);
   bool ParseControlPredecessors(Scope &scope, llvm::SmallVectorImpl<HloInstruction *> &preds);
   bool LooksLikeInlineComputation();
-  bool InferShape(HloOpcode opcode, llvm::ArrayRef<HloInstruction *> operands,
-                  llvm::ArrayRef<Attribute> attributes, const char *at, Shape &shape);
+  bool InferShape(HloInstruction &inst, size_t first_pending, const char *at);
+  bool NormalizeAttributes(HloInstruction &inst, const char *at);
   void UniquifyInstructionNames();
   bool Finish();
 
@@ -1036,122 +1012,57 @@ bool Parser::ParseAttributes(Scope &scope, llvm::StringRef instruction, int dept
   }
 }
 
-// XLA lets tests leave out shapes that follow from the operands; these are
-// the cases it infers that appear in practice.
-bool Parser::InferShape(HloOpcode opcode, llvm::ArrayRef<HloInstruction *> operands,
-                        llvm::ArrayRef<Attribute> attributes, const char *at, Shape &shape) {
-  auto fail = [&](const llvm::Twine &why) {
-    return Fail(at, Context() + "cannot infer the shape (" + why + "); write it");
-  };
-  auto need_arrays = [&](size_t count) {
-    if (operands.size() != count)
-      return fail("expected " + llvm::Twine(count) + " operands");
-    for (HloInstruction *op : operands)
-      if (!op->shape().IsArray())
-        return fail("operand '" + op->name() + "' is not an array");
-    return true;
-  };
-  switch (opcode) {
-  case HloOpcode::kTuple: {
-    std::vector<Shape> elements;
-    elements.reserve(operands.size());
-    for (HloInstruction *op : operands)
-      elements.push_back(op->shape());
-    shape = Shape::MakeTuple(std::move(elements));
-    return true;
+// What XLA's parser fills in or refuses, so the module prints as XLA prints
+// it: a broadcast of a scalar without `dimensions=` has `dimensions={}`;
+// `api_version=` takes only XLA's enum names (the printer leaves the
+// default, API_VERSION_ORIGINAL, implicit).
+bool Parser::NormalizeAttributes(HloInstruction &inst, const char *at) {
+  if (inst.opcode() == HloOpcode::kBroadcast && !inst.HasAttribute("dimensions") &&
+      inst.operand_count() == 1 && inst.operand(0)->shape().IsArray() &&
+      inst.operand(0)->shape().rank() == 0) {
+    // First, where XLA prints it (before sharding, metadata, ...); a
+    // broadcast refers to no computation, so no pending index moves.
+    HloInstruction::Attribute dims;
+    dims.name = "dimensions";
+    dims.value = "{}";
+    inst.mutable_attributes().insert(inst.mutable_attributes().begin(), std::move(dims));
   }
-  case HloOpcode::kGetTupleElement: {
-    const std::string *index_text = FindTextAttribute(attributes, "index");
-    int64_t index;
-    if (operands.size() != 1 || !operands[0]->shape().IsTuple())
-      return fail("get-tuple-element needs one tuple operand");
-    if (!index_text || llvm::StringRef(*index_text).getAsInteger(10, index) || index < 0 ||
-        index >= operands[0]->shape().tuple_shapes_size())
-      return fail("missing or out-of-range 'index'");
-    shape = operands[0]->shape().tuple_shapes(index);
-    return true;
+  if (const std::string *version = inst.FindAttribute("api_version")) {
+    llvm::StringRef v = *version;
+    // The names of XLA's CustomCallApiVersion enum (torch-neuronx dumps
+    // write API_VERSION_UNSPECIFIED); no numbers, no other spelling.
+    if (v != "API_VERSION_UNSPECIFIED" && v != "API_VERSION_ORIGINAL" &&
+        v != "API_VERSION_STATUS_RETURNING" && v != "API_VERSION_STATUS_RETURNING_UNIFIED" &&
+        v != "API_VERSION_TYPED_FFI")
+      return Fail(at, Context() + "unknown api_version '" + v +
+                          "'; expected API_VERSION_ORIGINAL, API_VERSION_STATUS_RETURNING, "
+                          "API_VERSION_STATUS_RETURNING_UNIFIED, API_VERSION_TYPED_FFI or "
+                          "API_VERSION_UNSPECIFIED");
   }
-  case HloOpcode::kAfterAll:
-    shape = Shape::MakeToken();
-    return true;
-  case HloOpcode::kAddDependency:
-  case HloOpcode::kOptimizationBarrier:
-  case HloOpcode::kWhile:
-    if (operands.empty())
-      return fail("no operands");
-    shape = operands[0]->shape();
-    return true;
-  case HloOpcode::kSelect:
-  case HloOpcode::kClamp:
-    if (!need_arrays(3))
-      return false;
-    shape = operands[1]->shape();
-    return true;
-  case HloOpcode::kDot: {
-    if (!need_arrays(2))
-      return false;
-    const Shape &lhs = operands[0]->shape(), &rhs = operands[1]->shape();
-    llvm::SmallVector<int64_t, 4> lb, rb, lc, rc;
-    auto dims = [&](llvm::StringRef name, llvm::SmallVectorImpl<int64_t> &out, int64_t rank) {
-      const std::string *text = FindTextAttribute(attributes, name);
-      if (!text)
-        return true;
-      if (!ParseIntListText(*text, out))
-        return false;
-      return llvm::all_of(out, [&](int64_t d) { return d >= 0 && d < rank; });
-    };
-    if (!dims("lhs_batch_dims", lb, lhs.rank()) || !dims("rhs_batch_dims", rb, rhs.rank()) ||
-        !dims("lhs_contracting_dims", lc, lhs.rank()) ||
-        !dims("rhs_contracting_dims", rc, rhs.rank()))
-      return fail("malformed dot dimension numbers");
-    llvm::SmallVector<int64_t, 8> result;
-    llvm::SmallVector<bool, 8> dynamic;
-    auto add = [&](const Shape &s, int64_t d) {
-      result.push_back(s.dimensions(d));
-      dynamic.push_back(s.is_dynamic_dimension(d));
-    };
-    for (int64_t d : lb)
-      add(lhs, d);
-    for (int64_t d = 0; d < lhs.rank(); ++d)
-      if (!llvm::is_contained(lb, d) && !llvm::is_contained(lc, d))
-        add(lhs, d);
-    for (int64_t d = 0; d < rhs.rank(); ++d)
-      if (!llvm::is_contained(rb, d) && !llvm::is_contained(rc, d))
-        add(rhs, d);
-    shape = Shape(lhs.element_type(), result);
-    for (size_t i = 0; i < dynamic.size(); ++i)
-      shape.set_dynamic_dimension(i, dynamic[i]);
-    return true;
+  return true;
+}
+
+// XLA lets tests leave out shapes that follow from the operands; the rules
+// are ShapeInference's. Called computations written earlier in the text are
+// resolved for the rule (a reduce's or call's shape comes from its callee).
+bool Parser::InferShape(HloInstruction &inst, size_t first_pending, const char *at) {
+  for (size_t i = first_pending; i < pending_.size(); ++i) {
+    const PendingReference &ref = pending_[i];
+    auto it = computations_by_name_.find(ref.name);
+    if (it != computations_by_name_.end())
+      inst.mutable_attributes()[ref.attribute].computations[ref.slot] = it->second;
   }
-  default:
-    break;
-  }
-  if (IsElementwiseUnary(opcode)) {
-    if (opcode == HloOpcode::kConvert || opcode == HloOpcode::kBitcastConvert)
-      return fail("the result element type is not implied");
-    if (!need_arrays(1))
-      return false;
-    shape = operands[0]->shape();
-    PrimitiveType type = shape.element_type();
-    if (opcode == HloOpcode::kIsFinite)
-      shape.set_element_type(PrimitiveType::PRED);
-    if ((opcode == HloOpcode::kReal || opcode == HloOpcode::kImag) && IsComplexType(type))
-      shape.set_element_type(type == PrimitiveType::C64 ? PrimitiveType::F32
-                                                        : PrimitiveType::F64);
-    return true;
-  }
-  if (IsElementwiseBinary(opcode) && opcode != HloOpcode::kStochasticConvert) {
-    if (!need_arrays(2))
-      return false;
-    shape = operands[0]->shape();
-    if (opcode == HloOpcode::kCompare)
-      shape.set_element_type(PrimitiveType::PRED);
-    if (opcode == HloOpcode::kComplex)
-      shape.set_element_type(shape.element_type() == PrimitiveType::F64 ? PrimitiveType::C128
-                                                                        : PrimitiveType::C64);
-    return true;
-  }
-  return fail(HloOpcodeString(opcode) + " has no inference rule");
+  for (const Attribute &attribute : inst.attributes())
+    for (const HloComputation *callee : attribute.computations)
+      if (!callee)
+        return Fail(at, Context() + "cannot infer the shape (computation '" +
+                            attribute.name + "' is defined later in the text); write it");
+  llvm::Expected<Shape> shape = ShapeInference::InferInstructionShape(inst);
+  if (!shape)
+    return Fail(at, Context() + "cannot infer the shape (" + llvm::toString(shape.takeError()) +
+                        "); write it");
+  *inst.mutable_shape() = std::move(*shape);
+  return true;
 }
 
 bool Parser::ParseInstruction(Scope &scope, int depth) {
@@ -1238,9 +1149,6 @@ bool Parser::ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
   if (!nested &&
       !ParseAttributes(scope, name, depth, attributes, control_predecessors))
     return false;
-  if (!has_shape && !InferShape(opcode, operands, attributes, opcode_at, shape))
-    return false;
-
   std::unique_ptr<HloInstruction> owned =
       HloInstruction::Create(opcode, std::move(shape), operands, name);
   owned->set_async_wrapped_opcode(wrapped);
@@ -1248,6 +1156,10 @@ bool Parser::ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
     owned->set_literal_text(literal.str());
   owned->set_parameter_number(parameter_number);
   owned->mutable_attributes() = std::move(attributes);
+  if (!NormalizeAttributes(*owned, opcode_at))
+    return false;
+  if (!has_shape && !InferShape(*owned, first_pending, opcode_at))
+    return false;
   result = scope.computation->AddInstruction(std::move(owned));
   for (size_t i = first_pending; i < pending_.size(); ++i)
     pending_[i].instruction = result;

@@ -1,6 +1,8 @@
 #include "loom/hlo/pass/HloVerifier.h"
 
+#include "loom/hlo/ir/CollectiveMatmulContract.h"
 #include "loom/hlo/ir/HloAttributes.h"
+#include "loom/hlo/ir/ShapeInference.h"
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -57,15 +59,6 @@ std::string AccessorMessage(const HloInstruction &inst, llvm::Error error) {
   return msg;
 }
 
-/// The real type a complex type's parts have (abs, real, imag results).
-PrimitiveType ComplexComponentType(PrimitiveType type) {
-  if (type == PrimitiveType::C64)
-    return PrimitiveType::F32;
-  if (type == PrimitiveType::C128)
-    return PrimitiveType::F64;
-  return type;
-}
-
 /// Top-level entries of a braced list such as operand_layout_constraints'
 /// `{f32[2]{0}, (f32[], s32[])}`; nullopt when it is not braced.
 std::optional<int64_t> CountBracedListEntries(llvm::StringRef text) {
@@ -98,6 +91,13 @@ private:
   /// A problem with the instruction being checked.
   void Fail(const llvm::Twine &msg) { Report(comp_, inst_, msg); }
   void FailAccessor(llvm::Error error) { Fail(AccessorMessage(*inst_, std::move(error))); }
+  /// The inferred shape, or nullopt after reporting why there is none.
+  std::optional<Shape> Inferred(llvm::Expected<Shape> shape) {
+    if (shape)
+      return std::move(*shape);
+    FailAccessor(shape.takeError());
+    return std::nullopt;
+  }
 
   // ---- Module and computation structure ----
   void CheckNames();
@@ -134,6 +134,7 @@ private:
   void CheckCall(llvm::StringRef attribute);
   void CheckConditional();
   void CheckCustomCall();
+  void CheckAsyncPair();
 
   /// The single computation of `attribute`; reports when it is absent.
   const HloComputation *RequireCallee(llvm::StringRef attribute);
@@ -479,6 +480,14 @@ void Verifier::CheckInstruction() {
   case HloOpcode::kFusion: return CheckCall("calls");
   case HloOpcode::kConditional: return CheckConditional();
   case HloOpcode::kCustomCall: return CheckCustomCall();
+  case HloOpcode::kAllReduceStart:
+  case HloOpcode::kAllReduceDone:
+  case HloOpcode::kAllGatherStart:
+  case HloOpcode::kAllGatherDone:
+  case HloOpcode::kCollectivePermuteStart:
+  case HloOpcode::kCollectivePermuteDone:
+  case HloOpcode::kCopyDone:
+    return CheckAsyncPair();
   case HloOpcode::kParameter:
   case HloOpcode::kConstant:
   case HloOpcode::kIota:
@@ -517,22 +526,14 @@ void Verifier::CheckElementwiseUnary() {
          " must have the dimensions of its operand " + Str(in));
     return;
   }
+  // convert and bitcast-convert produce any type; every other op's type is
+  // the inference rule's.
   std::optional<PrimitiveType> expected;
-  switch (opcode) {
-  case HloOpcode::kConvert:
-  case HloOpcode::kBitcastConvert:
-    break;
-  case HloOpcode::kIsFinite:
-    expected = PrimitiveType::PRED;
-    break;
-  case HloOpcode::kAbs:
-  case HloOpcode::kReal:
-  case HloOpcode::kImag:
-    expected = ComplexComponentType(in.element_type());
-    break;
-  default:
-    expected = in.element_type();
-    break;
+  if (opcode != HloOpcode::kConvert && opcode != HloOpcode::kBitcastConvert) {
+    std::optional<Shape> inferred = Inferred(ShapeInference::InferUnaryOpShape(opcode, in));
+    if (!inferred)
+      return;
+    expected = inferred->element_type();
   }
   if (expected && out.element_type() != *expected)
     Fail(inst_->OpcodeText() + " of " + Str(in) + " must produce element type " +
@@ -562,16 +563,11 @@ void Verifier::CheckElementwiseBinary() {
   // and converts to any type.
   if (opcode == HloOpcode::kStochasticConvert)
     return;
-  if (lhs.element_type() != rhs.element_type()) {
-    Fail(inst_->OpcodeText() + " operands must have the same element type, got " + Str(lhs) +
-         " and " + Str(rhs));
+  std::optional<Shape> inferred =
+      Inferred(ShapeInference::InferBinaryOpShape(opcode, lhs, rhs));
+  if (!inferred)
     return;
-  }
-  PrimitiveType expected = lhs.element_type();
-  if (opcode == HloOpcode::kCompare)
-    expected = PrimitiveType::PRED;
-  else if (opcode == HloOpcode::kComplex)
-    expected = lhs.element_type() == PrimitiveType::F64 ? PrimitiveType::C128 : PrimitiveType::C64;
+  PrimitiveType expected = inferred->element_type();
   if (out.element_type() != expected)
     Fail(inst_->OpcodeText() + " of " + Str(lhs) + " operands must produce element type " +
          PrimitiveTypeName(expected) + ", not " + PrimitiveTypeName(out.element_type()));
@@ -636,58 +632,12 @@ void Verifier::CheckDot() {
   auto dnums = GetDotDimensionNumbers(*inst_);
   if (!dnums)
     return FailAccessor(dnums.takeError());
-  const DotDimensionNumbers &d = *dnums;
-  if (d.lhs_batch_dimensions.size() != d.rhs_batch_dimensions.size()) {
-    Fail("dot has " + llvm::Twine(d.lhs_batch_dimensions.size()) + " lhs batch dimensions but " +
-         llvm::Twine(d.rhs_batch_dimensions.size()) + " rhs batch dimensions");
-    return;
-  }
-  if (d.lhs_contracting_dimensions.size() != d.rhs_contracting_dimensions.size()) {
-    Fail("dot has " + llvm::Twine(d.lhs_contracting_dimensions.size()) +
-         " lhs contracting dimensions but " +
-         llvm::Twine(d.rhs_contracting_dimensions.size()) + " rhs contracting dimensions");
-    return;
-  }
-  std::vector<int64_t> lhs_used = d.lhs_batch_dimensions;
-  llvm::append_range(lhs_used, d.lhs_contracting_dimensions);
-  std::vector<int64_t> rhs_used = d.rhs_batch_dimensions;
-  llvm::append_range(rhs_used, d.rhs_contracting_dimensions);
-  if (!CheckDimensionList(lhs_used, lhs.rank(), "dot lhs batch/contracting dimension", true) ||
-      !CheckDimensionList(rhs_used, rhs.rank(), "dot rhs batch/contracting dimension", true))
-    return;
-  for (size_t i = 0; i < d.lhs_batch_dimensions.size(); ++i) {
-    int64_t l = d.lhs_batch_dimensions[i], r = d.rhs_batch_dimensions[i];
-    if (lhs.dimensions(l) != rhs.dimensions(r)) {
-      Fail("dot lhs batch dimension " + llvm::Twine(l) + " has size " +
-           llvm::Twine(lhs.dimensions(l)) + " but rhs batch dimension " + llvm::Twine(r) +
-           " has size " + llvm::Twine(rhs.dimensions(r)));
-      return;
-    }
-  }
-  for (size_t i = 0; i < d.lhs_contracting_dimensions.size(); ++i) {
-    int64_t l = d.lhs_contracting_dimensions[i], r = d.rhs_contracting_dimensions[i];
-    if (lhs.dimensions(l) != rhs.dimensions(r)) {
-      Fail("dot lhs contracting dimension " + llvm::Twine(l) + " has size " +
-           llvm::Twine(lhs.dimensions(l)) + " but rhs contracting dimension " + llvm::Twine(r) +
-           " has size " + llvm::Twine(rhs.dimensions(r)));
-      return;
-    }
-  }
-  // Result: batch dimensions, then the free lhs dimensions, then the free
-  // rhs dimensions, each in operand order. The element type is free
-  // (preferred_element_type).
-  std::vector<int64_t> expected;
-  for (int64_t b : d.lhs_batch_dimensions)
-    expected.push_back(lhs.dimensions(b));
-  for (int64_t i = 0; i < lhs.rank(); ++i)
-    if (!llvm::is_contained(lhs_used, i))
-      expected.push_back(lhs.dimensions(i));
-  for (int64_t i = 0; i < rhs.rank(); ++i)
-    if (!llvm::is_contained(rhs_used, i))
-      expected.push_back(rhs.dimensions(i));
-  if (out.dimensions() != llvm::ArrayRef<int64_t>(expected))
+  // The element type is free (preferred_element_type).
+  std::optional<Shape> expected =
+      Inferred(ShapeInference::InferDotShape(lhs, rhs, *dnums, out.element_type()));
+  if (expected && out.dimensions() != expected->dimensions())
     Fail("dot of " + Str(lhs) + " and " + Str(rhs) + " has result " + Str(out) +
-         "; expected dimensions " + FormatIntList(expected));
+         "; expected dimensions " + FormatIntList(expected->dimensions()));
 }
 
 void Verifier::CheckReshape() {
@@ -735,19 +685,10 @@ void Verifier::CheckTranspose() {
     return;
   const Shape &in = inst_->operand(0)->shape();
   const Shape &out = inst_->shape();
-  if (static_cast<int64_t>(perm->size()) != in.rank()) {
-    Fail("transpose dimensions " + FormatIntList(*perm) + " must list each of the " +
-         llvm::Twine(in.rank()) + " operand dimensions once");
-    return;
-  }
-  if (!CheckDimensionList(*perm, in.rank(), "transpose dimension", true))
-    return;
-  std::vector<int64_t> expected;
-  for (int64_t p : *perm)
-    expected.push_back(in.dimensions(p));
-  if (out.dimensions() != llvm::ArrayRef<int64_t>(expected))
+  std::optional<Shape> expected = Inferred(ShapeInference::InferTransposeShape(in, *perm));
+  if (expected && out.dimensions() != expected->dimensions())
     Fail("transpose of " + Str(in) + " by " + FormatIntList(*perm) + " has result " + Str(out) +
-         "; expected dimensions " + FormatIntList(expected));
+         "; expected dimensions " + FormatIntList(expected->dimensions()));
 }
 
 void Verifier::CheckBroadcast() {
@@ -787,25 +728,10 @@ void Verifier::CheckSlice() {
          ")");
     return;
   }
-  if (static_cast<int64_t>(slice->starts.size()) != in.rank()) {
-    Fail("slice has " + llvm::Twine(slice->starts.size()) + " ranges for an operand of rank " +
-         llvm::Twine(in.rank()));
-    return;
-  }
-  std::vector<int64_t> expected;
-  for (int64_t i = 0; i < in.rank(); ++i) {
-    int64_t start = slice->starts[i], limit = slice->limits[i], stride = slice->strides[i];
-    if (start < 0 || start > limit || limit > in.dimensions(i) || stride <= 0) {
-      Fail("slice range [" + llvm::Twine(start) + ":" + llvm::Twine(limit) + ":" +
-           llvm::Twine(stride) + "] is out of bounds for dimension " + llvm::Twine(i) +
-           " of size " + llvm::Twine(in.dimensions(i)));
-      return;
-    }
-    expected.push_back((limit - start + stride - 1) / stride);
-  }
-  if (out.dimensions() != llvm::ArrayRef<int64_t>(expected))
+  std::optional<Shape> expected = Inferred(ShapeInference::InferSliceShape(in, *slice));
+  if (expected && out.dimensions() != expected->dimensions())
     Fail("slice of " + Str(in) + " has result " + Str(out) + "; expected dimensions " +
-         FormatIntList(expected));
+         FormatIntList(expected->dimensions()));
 }
 
 void Verifier::CheckConcatenate() {
@@ -817,60 +743,37 @@ void Verifier::CheckConcatenate() {
   if (!dims)
     return FailAccessor(dims.takeError());
   const Shape &out = inst_->shape();
-  const Shape &first = inst_->operand(0)->shape();
   if (dims->size() != 1) {
     Fail("concatenate needs exactly one dimension, got " + FormatIntList(*dims));
     return;
   }
-  if (!out.IsArray() || !first.IsArray()) {
+  if (!out.IsArray()) {
     Fail("concatenate needs array shapes");
     return;
   }
-  int64_t d = dims->front();
-  if (!CheckDimensionList({d}, first.rank(), "concatenate dimension", false))
-    return;
-  std::vector<int64_t> expected(first.dimensions().begin(), first.dimensions().end());
-  expected[d] = 0;
-  for (int64_t i = 0; i < inst_->operand_count(); ++i) {
-    const Shape &s = inst_->operand(i)->shape();
-    bool same_other_dims = s.IsArray() && s.rank() == first.rank();
-    for (int64_t k = 0; same_other_dims && k < s.rank(); ++k)
-      same_other_dims = k == d || s.dimensions(k) == first.dimensions(k);
-    if (!same_other_dims || s.element_type() != first.element_type()) {
-      Fail("concatenate operand " + llvm::Twine(i) + " " + Str(s) +
-           " must match operand 0 " + Str(first) + " in type and in every dimension but " +
-           llvm::Twine(d));
-      return;
-    }
-    expected[d] += s.dimensions(d);
-  }
-  if (out.element_type() != first.element_type() ||
-      out.dimensions() != llvm::ArrayRef<int64_t>(expected))
-    Fail("concatenate result " + Str(out) + " must be " +
-         Str(Shape(first.element_type(), expected)));
+  std::vector<const Shape *> operands;
+  for (const HloInstruction *op : inst_->operands())
+    operands.push_back(&op->shape());
+  std::optional<Shape> expected =
+      Inferred(ShapeInference::InferConcatenateShape(operands, dims->front()));
+  if (expected && (out.element_type() != expected->element_type() ||
+                   out.dimensions() != expected->dimensions()))
+    Fail("concatenate result " + Str(out) + " must be " + Str(*expected));
 }
 
 void Verifier::CheckReduce() {
-  int64_t n = inst_->operand_count() / 2;
-  if (inst_->operand_count() < 2 || inst_->operand_count() % 2 != 0) {
-    Fail("reduce takes N inputs and N initial values, got " +
-         llvm::Twine(inst_->operand_count()) + " operands");
-    return;
-  }
   auto dims = GetDimensions(*inst_);
   if (!dims)
     return FailAccessor(dims.takeError());
-  const Shape &first = inst_->operand(0)->shape();
-  if (!first.IsArray()) {
-    Fail("reduce input must be an array, got " + Str(first));
+  std::vector<const Shape *> operands;
+  for (const HloInstruction *op : inst_->operands())
+    operands.push_back(&op->shape());
+  // The reducer decides the element types; only the dimensions are fixed.
+  std::optional<Shape> expected =
+      Inferred(ShapeInference::InferReduceShape(operands, *dims, nullptr));
+  if (!expected)
     return;
-  }
-  if (!CheckDimensionList(*dims, first.rank(), "reduce dimension", true))
-    return;
-  std::vector<int64_t> kept;
-  for (int64_t i = 0; i < first.rank(); ++i)
-    if (!llvm::is_contained(*dims, i))
-      kept.push_back(first.dimensions(i));
+  const int64_t n = inst_->operand_count() / 2;
   const Shape &out = inst_->shape();
   if (n > 1 && (!out.IsTuple() || out.tuple_shapes_size() != n)) {
     Fail("reduce of " + llvm::Twine(n) + " inputs must produce a tuple of " + llvm::Twine(n) +
@@ -878,24 +781,12 @@ void Verifier::CheckReduce() {
     return;
   }
   for (int64_t i = 0; i < n; ++i) {
-    const Shape &input = inst_->operand(i)->shape();
-    const Shape &init = inst_->operand(n + i)->shape();
     const Shape &result = n == 1 ? out : out.tuple_shapes(i);
-    if (!input.IsArray() || input.dimensions() != first.dimensions()) {
-      Fail("reduce input " + llvm::Twine(i) + " " + Str(input) +
-           " must have the dimensions of input 0 " + Str(first));
-      return;
-    }
-    // XLA's importers accept array initial values (one per kept element),
-    // so only arrays are required here.
-    if (!init.IsArray()) {
-      Fail("reduce initial value " + llvm::Twine(i) + " must be an array, got " + Str(init));
-      return;
-    }
-    // The reducer decides the result type; only the dimensions are fixed.
-    if (!result.IsArray() || result.dimensions() != llvm::ArrayRef<int64_t>(kept)) {
-      Fail("reduce result " + Str(result) + " must have dimensions " + FormatIntList(kept) +
-           " (input " + Str(input) + " without dimensions " + FormatIntList(*dims) + ")");
+    const Shape &kept = n == 1 ? *expected : expected->tuple_shapes(i);
+    if (!result.IsArray() || result.dimensions() != kept.dimensions()) {
+      Fail("reduce result " + Str(result) + " must have dimensions " +
+           FormatIntList(kept.dimensions()) + " (input " + Str(inst_->operand(i)->shape()) +
+           " without dimensions " + FormatIntList(*dims) + ")");
       return;
     }
   }
@@ -1132,26 +1023,19 @@ void Verifier::CheckGetTupleElement() {
   auto index = GetTupleIndex(*inst_);
   if (!index)
     return FailAccessor(index.takeError());
-  if (!in.IsTuple()) {
-    Fail("get-tuple-element operand must be a tuple, got " + Str(in));
-    return;
-  }
-  if (*index < 0 || *index >= in.tuple_shapes_size()) {
-    Fail("get-tuple-element index " + llvm::Twine(*index) + " is out of range for a tuple of " +
-         llvm::Twine(in.tuple_shapes_size()) + " elements");
-    return;
-  }
-  if (!SameShape(in.tuple_shapes(*index), inst_->shape()))
+  std::optional<Shape> element =
+      Inferred(ShapeInference::InferGetTupleElementShape(in, *index));
+  if (element && !SameShape(*element, inst_->shape()))
     Fail("get-tuple-element result " + Str(inst_->shape()) + " must be element " +
-         llvm::Twine(*index) + " of the tuple: " + Str(in.tuple_shapes(*index)));
+         llvm::Twine(*index) + " of the tuple: " + Str(*element));
 }
 
 void Verifier::CheckTuple() {
   const Shape &out = inst_->shape();
-  std::vector<Shape> elements;
+  std::vector<const Shape *> operands;
   for (const HloInstruction *op : inst_->operands())
-    elements.push_back(op->shape());
-  Shape expected = Shape::MakeTuple(std::move(elements));
+    operands.push_back(&op->shape());
+  Shape expected = ShapeInference::InferTupleShape(operands);
   if (!SameShape(out, expected))
     Fail("tuple result " + Str(out) + " must be the tuple of its operand shapes " +
          Str(expected));
@@ -1266,10 +1150,52 @@ void Verifier::CheckCustomCall() {
       Fail("operand_layout_constraints lists " + llvm::Twine(*count) + " shapes for " +
            llvm::Twine(inst_->operand_count()) + " operands");
   }
-  // The fused collective matmul consumes exactly (weight, activation).
-  if (GetCustomCallTarget(*inst_) == "AwsNeuronCollectiveMatmul" && inst_->operand_count() != 2)
-    Fail("custom-call AwsNeuronCollectiveMatmul takes 2 operands (weight, activation), got " +
-         llvm::Twine(inst_->operand_count()));
+  // The fused collective matmul: backend_config decodes and agrees with the
+  // loom_* attributes, the operands and the result
+  // (docs/collective-matmul-contract.md).
+  if (collective_matmul::IsCollectiveMatmul(*inst_))
+    if (llvm::Error e = collective_matmul::Verify(*inst_))
+      FailAccessor(std::move(e));
+}
+
+// The -start / -done halves of the asynchronous collectives, as XLA's
+// verifier checks them: all-reduce-start has its operand's shape (a tuple for
+// several), collective-permute-start (one operand) returns (operand, result,
+// context...), all-gather-start (operand(s), result); a -done returns the
+// result its -start holds.
+void Verifier::CheckAsyncPair() {
+  const Shape &out = inst_->shape();
+  const HloOpcode opcode = inst_->opcode();
+  if (opcode == HloOpcode::kAllGatherStart || opcode == HloOpcode::kCollectivePermuteStart) {
+    int64_t n = inst_->operand_count();
+    // The combined and in-place forms of collective-permute-start have
+    // rules of their own.
+    if (n < 1 || (opcode == HloOpcode::kCollectivePermuteStart && n != 1))
+      return;
+    // Older XLA (and MHLO's export) write all-gather-start with the gathered
+    // result itself as its shape; that form is not checked here.
+    if (opcode == HloOpcode::kAllGatherStart && !out.IsTuple())
+      return;
+    std::vector<const Shape *> operands;
+    for (const HloInstruction *op : inst_->operands())
+      operands.push_back(&op->shape());
+    Shape held = n == 1 ? *operands.front() : ShapeInference::InferTupleShape(operands);
+    bool ok = out.IsTuple() && out.tuple_shapes_size() >= 2 && SameShape(out.tuple_shapes(0), held);
+    if (ok && opcode == HloOpcode::kCollectivePermuteStart)
+      ok = SameShape(out.tuple_shapes(1), held);
+    if (ok && opcode == HloOpcode::kAllGatherStart)
+      ok = out.tuple_shapes_size() == 2;
+    if (!ok)
+      Fail(inst_->OpcodeText() + " must return a tuple of its operand " + Str(held) +
+           (opcode == HloOpcode::kCollectivePermuteStart
+                ? ", the result of its shape, and context values"
+                : " and the gathered result") +
+           ", got " + Str(out));
+    return;
+  }
+  std::optional<Shape> expected = Inferred(ShapeInference::InferInstructionShape(*inst_));
+  if (expected && !SameShape(*expected, out))
+    Fail(inst_->OpcodeText() + " result " + Str(out) + " must be " + Str(*expected));
 }
 
 } // namespace

@@ -30,6 +30,13 @@ void MoveControlDependencies(HloInstruction *from, HloInstruction *to) {
 } // namespace
 
 llvm::Expected<bool> OpExpanderPass::Run(HloModule &module) {
+  ResetRemarks();
+  auto changed = RunOnComputations(module);
+  ResetRemarks();
+  return changed;
+}
+
+llvm::Expected<bool> OpExpanderPass::RunOnComputations(HloModule &module) {
   bool changed = false;
   for (HloComputation *comp : module.MakeNonfusionComputations()) {
     // Collect before mutating: expansions add instructions and remove dead

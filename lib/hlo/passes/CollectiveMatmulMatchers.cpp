@@ -14,14 +14,14 @@ bool Is(const HloInstruction *inst, HloOpcode opcode) {
 HloInstruction *OperandOrNull(const HloInstruction *inst, int64_t i) {
   if (!inst || i < 0 || i >= inst->operand_count())
     return nullptr;
-  return inst->operand(i);
+  return inst->operands()[i];
 }
 
 /// Operand `side` (0 = lhs, 1 = rhs) of a dot with two operands.
-const HloInstruction *DotSide(const HloInstruction *dot, int64_t side) {
+HloInstruction *DotSide(const HloInstruction *dot, int64_t side) {
   if (!Is(dot, HloOpcode::kDot) || dot->operand_count() != 2)
     return nullptr;
-  return dot->operand(side);
+  return dot->operands()[side];
 }
 
 bool SideIsAllGather(const HloInstruction *dot, int64_t side) {
@@ -81,7 +81,7 @@ bool IsConvertGetTupleElementParameter(const HloInstruction *inst) {
 
 AllGatherOnSide FindAllGatherOnSide(const HloInstruction *dot, int64_t side) {
   AllGatherOnSide result;
-  HloInstruction *cur = const_cast<HloInstruction *>(DotSide(dot, side));
+  HloInstruction *cur = DotSide(dot, side);
   if (Is(cur, HloOpcode::kReshape))
     cur = OperandOrNull(cur, 0);
   if (Is(cur, HloOpcode::kGetTupleElement)) {

@@ -32,6 +32,7 @@
 //===----------------------------------------------------------------------===//
 #include "loom/hlo/passes/NeuronLoopedEinsumReplacer.h"
 
+#include "loom/hlo/ir/CollectiveMatmulContract.h"
 #include "loom/hlo/ir/HloAttributes.h"
 #include "loom/hlo/ir/HloComputation.h"
 #include "loom/hlo/ir/HloModule.h"
@@ -48,8 +49,6 @@
 
 namespace loom::hlo {
 namespace {
-
-constexpr const char kTarget[] = "AwsNeuronCollectiveMatmul";
 
 /// Everything the rewrite needs, decided before anything is mutated.
 struct Plan {
@@ -70,10 +69,12 @@ struct Plan {
   std::vector<std::pair<std::string, std::string>> dot_frontend_attributes;
 
   std::string BackendConfig() const {
-    return "rhs_contracting_dim=" + std::to_string(dnums.rhs_contracting_dimensions[0]) +
-           ",tp_degree=" + std::to_string(tp_degree) +
-           ",num_groups=" + std::to_string(num_groups) +
-           ",use_sb_to_sb=" + (use_sb_to_sb ? "1" : "0");
+    collective_matmul::BackendConfig config;
+    config.rhs_contracting_dim = dnums.rhs_contracting_dimensions[0];
+    config.tp_degree = tp_degree;
+    config.num_groups = num_groups;
+    config.use_sb_to_sb = use_sb_to_sb;
+    return collective_matmul::EncodeBackendConfig(config);
   }
 };
 
@@ -176,7 +177,7 @@ bool FitsSbToSb(const Shape &weight, int64_t threshold_in_mb) {
 llvm::Error TraceWeightPath(HloInstruction *weight_operand, HloInstruction *ag,
                             int64_t *operand_index) {
   *operand_index = 0;
-  for (HloInstruction *cur = weight_operand; cur != ag; cur = cur->operand(0)) {
+  for (HloInstruction *cur = weight_operand; cur != ag; cur = cur->mutable_operand(0)) {
     if (cur->operand_count() == 0)
       return makeError("the weight operand does not lead to " + Ref(ag));
     bool above_ag = cur->operand(0) == ag;
@@ -208,7 +209,7 @@ std::string CountWord(size_t n) {
 }
 
 /// Step 2: one contraction axis per side (the sizes of the lists, not their
-/// values: the seed's GOTCHA).
+/// values; neuronx-cc 2.24 compares the counts).
 Reason CheckContractingDims(const DotDimensionNumbers &dnums) {
   for (const auto &[side, dims] : {std::pair{"lhs", &dnums.lhs_contracting_dimensions},
                                    std::pair{"rhs", &dnums.rhs_contracting_dimensions}})
@@ -218,7 +219,7 @@ Reason CheckContractingDims(const DotDimensionNumbers &dnums) {
   return std::nullopt;
 }
 
-/// The five structural matchers, evaluated once, as the seed does.
+/// The five structural matchers, evaluated once, as neuronx-cc 2.24 does.
 struct Matches {
   bool lhs_rs, lhs, rhs_rs, rhs, lhs_nxd;
   bool any() const { return lhs_rs || lhs || rhs_rs || rhs || lhs_nxd; }
@@ -234,7 +235,7 @@ Matches RunMatchers(const HloInstruction *dot) {
 /// e.g. "the lhs is negate(convert(all-gather %ag))", outermost first.
 std::string NoMatcherReason(HloInstruction *dot, int64_t side, HloInstruction *ag) {
   std::string prefix, suffix;
-  for (HloInstruction *cur = dot->operand(side); cur != ag; cur = cur->operand(0)) {
+  for (const HloInstruction *cur = dot->operand(side); cur != ag; cur = cur->operand(0)) {
     prefix += cur->OpcodeText() + "(";
     suffix += ")";
   }
@@ -273,13 +274,13 @@ Reason ChooseWeightSide(HloInstruction *dot, const Matches &m,
     // operand that carries the all-gather unless asked to follow Neuron.
     plan.weight_side = options.compat ? 0 : 1;
     if (options.compat) {
-      ag = GetRootAllGather(dot->operand(0), 4);
+      ag = GetRootAllGather(dot->mutable_operand(0), 4);
       if (!ag)
         return std::string("(--neuron-compat) RhsRS: operand 0 reaches no all-gather");
     }
   }
-  plan.weight_operand = dot->operand(plan.weight_side);
-  plan.activation = dot->operand(1 - plan.weight_side);
+  plan.weight_operand = dot->mutable_operand(plan.weight_side);
+  plan.activation = dot->mutable_operand(1 - plan.weight_side);
   if (!ag)
     ag = FindAllGatherOnSide(dot, plan.weight_side).ag;
   if (!ag) // cannot happen after a matcher; never dereference a missing one
@@ -322,7 +323,7 @@ Reason CheckWeightShapes(Plan &plan) {
   if (index < 0 || index >= ag.operand_count())
     return "get-tuple-element index " + std::to_string(index) +
            " is out of range for all-gather " + Ref(&ag);
-  plan.local_weight = ag.operand(index);
+  plan.local_weight = plan.ag->mutable_operand(index);
   if (ag.shape().IsTuple()) {
     if (index >= ag.shape().tuple_shapes_size())
       return "all-gather " + Ref(&ag) + " has no result element " + std::to_string(index);
@@ -389,15 +390,15 @@ Reason ResolveReplicaGroups(const CollectiveMatmulOptions &options, Plan &plan) 
   return std::nullopt;
 }
 
-/// The checks of docs/collective-matmul.md, in the seed's order; the first
+/// The checks of docs/collective-matmul.md, in neuronx-cc 2.24's order; the first
 /// one that fails is the remark's reason.
 Analysis Analyze(HloInstruction *dot, const CollectiveMatmulOptions &options) {
   if (dot->opcode() != HloOpcode::kDot || dot->operand_count() != 2)
     return {};
   // 1. Reach: a matcher, or an all-gather within GetRootAllGather's depth.
   const Matches matches = RunMatchers(dot);
-  HloInstruction *reach0 = GetRootAllGather(dot->operand(0), 4);
-  HloInstruction *reach1 = GetRootAllGather(dot->operand(1), 4);
+  HloInstruction *reach0 = GetRootAllGather(dot->mutable_operand(0), 4);
+  HloInstruction *reach1 = GetRootAllGather(dot->mutable_operand(1), 4);
   if (!matches.any() && !reach0 && !reach1)
     return {};
 
@@ -433,50 +434,36 @@ Analysis Analyze(HloInstruction *dot, const CollectiveMatmulOptions &options) {
   return result;
 }
 
-std::string Location(const HloInstruction *inst) {
-  std::string computation = inst->parent() ? inst->parent()->name() : "";
-  return computation + "/" + inst->name();
-}
-
 /// The frontend_attributes of the custom-call: the dot's own first, then the
 /// loom_* keys of docs/collective-matmul-contract.md.
 std::vector<std::pair<std::string, std::string>> FrontendAttributes(const Plan &plan) {
   std::vector<std::pair<std::string, std::string>> attrs;
   for (const auto &kv : plan.dot_frontend_attributes)
-    if (!llvm::StringRef(kv.first).startswith("loom_"))
+    if (!collective_matmul::IsLoomKey(kv.first))
       attrs.push_back(kv);
   const HloInstruction &ag = *plan.ag;
-  attrs.emplace_back("loom_weight_side", SideName(plan.weight_side));
-  attrs.emplace_back("loom_lhs_batch_dims", FormatIntList(plan.dnums.lhs_batch_dimensions));
-  attrs.emplace_back("loom_rhs_batch_dims", FormatIntList(plan.dnums.rhs_batch_dimensions));
-  attrs.emplace_back("loom_lhs_contracting_dims",
-                     FormatIntList(plan.dnums.lhs_contracting_dimensions));
-  attrs.emplace_back("loom_rhs_contracting_dims",
-                     FormatIntList(plan.dnums.rhs_contracting_dimensions));
-  attrs.emplace_back("loom_all_gather_dimension", std::to_string(plan.ag_dimension));
-  attrs.emplace_back("loom_replica_groups", FormatReplicaGroups(plan.groups));
-  if (std::optional<int64_t> channel = GetChannelId(ag))
-    attrs.emplace_back("loom_channel_id", std::to_string(*channel));
-  attrs.emplace_back("loom_use_global_device_ids", GetUseGlobalDeviceIds(ag) ? "true" : "false");
-  attrs.emplace_back("loom_local_weight_shape", plan.local_weight->shape().ToString(false));
-  attrs.emplace_back("loom_gathered_weight_shape", plan.gathered_shape.ToString(false));
-  attrs.emplace_back("loom_weight_operand_shape", plan.weight_operand->shape().ToString(false));
+  collective_matmul::LoomAttributes loom;
+  loom.weight_side = plan.weight_side == 0 ? collective_matmul::WeightSide::kLhs
+                                           : collective_matmul::WeightSide::kRhs;
+  loom.dnums = plan.dnums;
+  loom.all_gather_dimension = plan.ag_dimension;
+  loom.replica_groups = plan.groups;
+  loom.channel_id = GetChannelId(ag);
+  loom.use_global_device_ids = GetUseGlobalDeviceIds(ag);
+  loom.local_weight_shape = plan.local_weight->shape();
+  loom.gathered_weight_shape = plan.gathered_shape;
+  loom.weight_operand_shape = plan.weight_operand->shape();
+  for (auto &kv : collective_matmul::EncodeLoomAttributes(loom))
+    attrs.push_back(std::move(kv));
   return attrs;
 }
 
 } // namespace
 
-llvm::Expected<bool> NeuronLoopedEinsumReplacer::Run(HloModule &module) {
-  remarked_.clear();
-  auto changed = OpExpanderPass::Run(module);
-  remarked_.clear();
-  return changed;
-}
-
 bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction *inst) {
   Analysis analysis = Analyze(inst, options_);
-  if (analysis.kind == Analysis::kMissed && remark_stream() && remarked_.insert(inst).second)
-    *remark_stream() << Location(inst) << ": missed: " << analysis.reason << "\n";
+  if (analysis.kind == Analysis::kMissed)
+    Remark(*inst, "missed: " + analysis.reason);
   return analysis.kind == Analysis::kFuse;
 }
 
@@ -503,7 +490,7 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
   // its own), and so do its frontend attributes, ahead of the loom_* keys.
   auto call = HloInstruction::Create(HloOpcode::kCustomCall, dot->shape(),
                                      {weight, plan.activation}, "collective-matmul");
-  call->SetAttribute("custom_call_target", QuoteString(kTarget));
+  call->SetAttribute("custom_call_target", QuoteString(collective_matmul::kTarget));
   if (const std::string *sharding = dot->FindAttribute("sharding"))
     call->SetAttribute("sharding", *sharding);
   SetFrontendAttributes(*call, FrontendAttributes(plan));
@@ -512,12 +499,13 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
   call->SetAttribute("backend_config", QuoteString(plan.BackendConfig()));
   HloInstruction *result = computation->AddInstruction(std::move(call));
 
-  if (remark_stream() && remarked_.insert(dot).second)
-    *remark_stream() << Location(dot) << ": fused (" << plan.matcher
-                     << ", tp_degree=" << plan.tp_degree << ", num_groups=" << plan.num_groups
-                     << ", rhs_contracting_dim=" << plan.dnums.rhs_contracting_dimensions[0]
-                     << ", use_sb_to_sb=" << (plan.use_sb_to_sb ? 1 : 0)
-                     << ", weight=" << SideName(plan.weight_side) << ")\n";
+  if (WantsRemark(*dot))
+    Remark(*dot, "fused (" + llvm::Twine(plan.matcher) + ", tp_degree=" +
+                     llvm::Twine(plan.tp_degree) + ", num_groups=" + llvm::Twine(plan.num_groups) +
+                     ", rhs_contracting_dim=" +
+                     llvm::Twine(plan.dnums.rhs_contracting_dimensions[0]) +
+                     ", use_sb_to_sb=" + (plan.use_sb_to_sb ? "1" : "0") +
+                     ", weight=" + SideName(plan.weight_side) + ")");
   return result;
 }
 

@@ -38,8 +38,8 @@ bool IsTokenOfAllGather(const HloInstruction *inst) {
 }
 
 /// The all-gather operand that replaces `gte`, or an explanation.
-llvm::Expected<HloInstruction *> Replacement(const HloInstruction *gte, bool compat) {
-  const HloInstruction *ag = gte->operand(0);
+llvm::Expected<HloInstruction *> Replacement(HloInstruction *gte, bool compat) {
+  HloInstruction *ag = gte->mutable_operand(0);
   int64_t index = 1;
   if (!compat) {
     auto tuple_index = GetTupleIndex(*gte);
@@ -51,7 +51,7 @@ llvm::Expected<HloInstruction *> Replacement(const HloInstruction *gte, bool com
   if (index < 0 || index >= ag->operand_count())
     return makeError("all-gather %" + ag->name() + " has no operand " + llvm::Twine(index) +
                      which);
-  HloInstruction *operand = ag->operand(index);
+  HloInstruction *operand = ag->mutable_operand(index);
   if (!operand->shape().Compatible(gte->shape()))
     return makeError("all-gather operand " + llvm::Twine(index) + " is " +
                      operand->shape().ToString(false) + ", not " +
@@ -59,18 +59,7 @@ llvm::Expected<HloInstruction *> Replacement(const HloInstruction *gte, bool com
   return operand;
 }
 
-std::string Location(const HloInstruction *inst) {
-  return (inst->parent() ? inst->parent()->name() : std::string()) + "/" + inst->name();
-}
-
 } // namespace
-
-llvm::Expected<bool> NeuronLoopedEinsumTokenReplacer::Run(HloModule &module) {
-  remarked_.clear();
-  auto changed = OpExpanderPass::Run(module);
-  remarked_.clear();
-  return changed;
-}
 
 bool NeuronLoopedEinsumTokenReplacer::InstructionMatchesPattern(HloInstruction *inst) {
   if (!IsTokenOfAllGather(inst))
@@ -83,8 +72,7 @@ bool NeuronLoopedEinsumTokenReplacer::InstructionMatchesPattern(HloInstruction *
       return true;
     reason = llvm::toString(replacement.takeError());
   }
-  if (remark_stream() && remarked_.insert(inst).second)
-    *remark_stream() << Location(inst) << ": missed: " << reason << "\n";
+  Remark(*inst, "missed: " + reason);
   return false;
 }
 
@@ -98,8 +86,8 @@ NeuronLoopedEinsumTokenReplacer::ExpandInstruction(HloInstruction *gte) {
     return makeError("neuron_looped_einsum_token_replacer: '" + gte->name() +
                      "' is no longer a rank-0 get-tuple-element of an all-gather");
   auto replacement = Replacement(gte, options_.compat);
-  if (replacement && remark_stream() && remarked_.insert(gte).second)
-    *remark_stream() << Location(gte) << ": replaced by %" << (*replacement)->name() << "\n";
+  if (replacement)
+    Remark(*gte, "replaced by %" + (*replacement)->name());
   return replacement;
 }
 

@@ -18,7 +18,7 @@
 #ifndef LOOM_HLO_EVAL_RANDOMINPUTS_H
 #define LOOM_HLO_EVAL_RANDOMINPUTS_H
 
-#include "loom/hlo/eval/HloEvaluator.h"
+#include "loom/hlo/eval/Interpreter.h"
 #include "loom/hlo/eval/Literal.h"
 #include "loom/hlo/ir/HloModule.h"
 
@@ -57,12 +57,21 @@ private:
 /// A literal of `shape` filled from the stream of (seed, device, param).
 Literal MakeRandomLiteral(const Shape &shape, uint64_t seed, int64_t device, int64_t param);
 
+/// Whether a parameter's `sharding` says every device holds the same value:
+/// `{replicated}`, or a tuple sharding whose every element is.
+bool IsReplicatedParameter(const HloInstruction &param);
+
 /// result[device][param] for every device of the module's SPMD launch
-/// (replica_count * num_partitions) and every entry parameter. Parameters
-/// larger than the interpreter would accept (`limits`: elements per value,
-/// bytes over all devices) are an error before anything is allocated.
+/// (replica_count * num_partitions) and every entry parameter. A replicated
+/// parameter (IsReplicatedParameter), and every parameter when
+/// `same_on_every_device`, takes device 0's values on every device: an SPMD
+/// program relies on replicated values (loop counters, replicated
+/// activations) being equal everywhere. Parameters larger than the
+/// interpreter would accept (`limits`: elements per value, bytes over all
+/// devices) are an error before anything is allocated.
 llvm::Expected<std::vector<std::vector<Literal>>>
-MakeRandomArguments(const HloModule &module, uint64_t seed, const EvalOptions &limits = {});
+MakeRandomArguments(const HloModule &module, uint64_t seed, const EvalOptions &limits = {},
+                    bool same_on_every_device = false);
 
 } // namespace loom::hlo
 

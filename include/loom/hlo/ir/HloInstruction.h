@@ -1,7 +1,7 @@
 //===- HloInstruction.h - One instruction of an HLO computation -----------===//
 //
 // Mirrors xla::HloInstruction. An instruction keeps every attribute it was
-// parsed with, in order, as text; typed accessors (HloInstructionAttributes.h)
+// parsed with, in order, as text; typed accessors (HloAttributes.h)
 // decode the ones passes and the interpreter read, and setters re-encode them.
 // That is what lets a module print back exactly as XLA wrote it even when it
 // carries attributes loom has never heard of.
@@ -76,8 +76,10 @@ public:
   // Operands and users. users() holds each user once, in the order they
   // started using this instruction.
   int64_t operand_count() const { return static_cast<int64_t>(operands_.size()); }
-  HloInstruction *operand(int64_t i) const { return operands_[i]; }
-  HloInstruction *mutable_operand(int64_t i) const { return operands_[i]; }
+  /// Operand i, read-only; mutable_operand(i) of a mutable instruction for
+  /// rewriting.
+  const HloInstruction *operand(int64_t i) const { return operands_[i]; }
+  HloInstruction *mutable_operand(int64_t i) { return operands_[i]; }
   llvm::ArrayRef<HloInstruction *> operands() const { return operands_; }
   llvm::ArrayRef<HloInstruction *> users() const { return users_; }
   int64_t user_count() const { return static_cast<int64_t>(users_.size()); }

@@ -14,13 +14,14 @@
 // Run() reports "changed" only when at least one instruction was replaced
 // (or an expansion that kept its instruction added some anyway).
 //
-// Unlike XLA, where ExpandInstruction returns a detached unique_ptr that the
-// driver adds, here it returns an HloInstruction* already in the
-// computation: either one it just added (computation->AddInstruction adopts
-// a unique_ptr and returns the raw pointer) or one that existed before (an
-// operand, as neuron_looped_einsum_token_replacer returns). The replacement
-// must have a shape compatible with `inst`. ExpandInstruction may add
-// instructions but must not remove any; the driver does all removal.
+// As in XLA, ExpandInstruction returns an HloInstruction* already in the
+// computation: one it just added (computation->AddInstruction adopts a
+// unique_ptr and returns the raw pointer) or one that existed before (an
+// operand, as neuron_looped_einsum_token_replacer returns). XLA's driver reads
+// nullptr as "no replacement"; here the instruction itself says that, and an
+// error is an llvm::Error. The replacement must have a shape compatible with
+// `inst`. ExpandInstruction may add instructions but must not remove any;
+// the driver does all removal.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_HLO_PASS_OPEXPANDERPASS_H
@@ -39,6 +40,9 @@ protected:
   virtual bool InstructionMatchesPattern(HloInstruction *instruction) = 0;
   /// The instruction that takes over every use of `instruction` (see above).
   virtual llvm::Expected<HloInstruction *> ExpandInstruction(HloInstruction *instruction) = 0;
+
+private:
+  llvm::Expected<bool> RunOnComputations(HloModule &module);
 };
 
 } // namespace loom::hlo

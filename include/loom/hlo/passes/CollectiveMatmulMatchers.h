@@ -35,7 +35,7 @@ bool MatchAllGatherInDotLhsNxD(const HloInstruction *dot);
 HloInstruction *GetRootAllGather(HloInstruction *inst, int depth = 4);
 
 /// convert(get-tuple-element(parameter)): how a loop-carried weight of a
-/// different element type surfaces in a while body. The seed's named
+/// different element type surfaces in a while body. neuronx-cc 2.24's named
 /// signature; ReachesParameter accepts it as one of its chains.
 bool IsConvertGetTupleElementParameter(const HloInstruction *inst);
 

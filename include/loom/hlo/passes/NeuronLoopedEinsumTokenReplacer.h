@@ -15,8 +15,6 @@
 #include "loom/hlo/pass/OpExpanderPass.h"
 #include "loom/hlo/passes/NeuronEnv.h"
 
-#include "llvm/ADT/DenseSet.h"
-
 namespace loom::hlo {
 
 class NeuronLoopedEinsumTokenReplacer : public OpExpanderPass {
@@ -28,7 +26,6 @@ public:
       : options_(options) {}
 
   llvm::StringRef name() const override { return "neuron_looped_einsum_token_replacer"; }
-  llvm::Expected<bool> Run(HloModule &module) override;
 
 protected:
   bool InstructionMatchesPattern(HloInstruction *inst) override;
@@ -36,7 +33,6 @@ protected:
 
 private:
   CollectiveMatmulOptions options_;
-  llvm::DenseSet<const HloInstruction *> remarked_;
 };
 
 } // namespace loom::hlo

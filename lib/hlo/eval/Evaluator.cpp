@@ -1,4 +1,4 @@
-//===- HloEvaluator.cpp - Lock-step SPMD interpretation of a module -------===//
+//===- Evaluator.cpp - Lock-step SPMD interpretation of a module ----------===//
 //
 // The entry computation runs once for all devices: each instruction is
 // evaluated for every device before the next one starts, so collectives see
@@ -9,9 +9,11 @@
 
 #include "Evaluator.h"
 
+#include "loom/hlo/ir/CollectiveMatmulContract.h"
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
 namespace loom::hlo {
@@ -400,6 +402,15 @@ llvm::Error ExpectOperands(const HloInstruction &inst, const Operands &ops, size
 
 } // namespace
 
+bool IsIdentityCustomCallTarget(llvm::StringRef target) {
+  static const llvm::StringRef kIdentities[] = {
+      "Sharding",         "ShardBarrierFrom",     "ShardBarrierTo",
+      "SPMDFullToShardShape", "SPMDShardToFullShape", "MoveToHost",
+      "MoveToDevice",     "PinToDevice",          "PinToDeviceSram",
+      "annotate_device_placement", "xla.sdy.FuncResultSharding"};
+  return llvm::is_contained(kIdentities, target);
+}
+
 llvm::Expected<DeviceValues> Evaluator::Compute(const HloInstruction &inst, Operands &ops,
                                                 llvm::ArrayRef<int64_t> devices) {
   const size_t n = devices.size();
@@ -435,9 +446,17 @@ llvm::Expected<DeviceValues> Evaluator::Compute(const HloInstruction &inst, Oper
   case HloOpcode::kCollectiveBroadcast:
     return EvalCollective(inst, inst.shape(), ops, MakeContext(devices));
   case HloOpcode::kCustomCall: {
-    std::string target = GetCustomCallTarget(inst);
-    if (target == "AwsNeuronCollectiveMatmul")
+    if (collective_matmul::IsCollectiveMatmul(inst))
       return EvalCollectiveMatmul(inst, ops, MakeContext(devices));
+    std::string target = GetCustomCallTarget(inst);
+    if (IsIdentityCustomCallTarget(target)) {
+      if (ops.size() != 1 ||
+          (!ops.Get(0).empty() && !ops.Get(0).front().shape().Compatible(inst.shape())))
+        return EvalError(inst, "custom-call target '" + target +
+                                   "' is a value-preserving marker: it needs one operand of "
+                                   "its result's shape");
+      return ops.Take(0);
+    }
     return makeError("unsupported custom-call target '" + target + "' in '" + inst.name() +
                      "'");
   }

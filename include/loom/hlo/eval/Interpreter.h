@@ -1,4 +1,4 @@
-//===- HloEvaluator.h - Run an HLO module on every device of an SPMD launch ===//
+//===- Interpreter.h - Run an HLO module on every device of an SPMD launch ===//
 //
 // The interpreter runs the entry computation on replica_count *
 // num_partitions devices in lock step: every instruction is evaluated for
@@ -7,12 +7,13 @@
 // model, the numeric rules and the supported ops.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LOOM_HLO_EVAL_HLOEVALUATOR_H
-#define LOOM_HLO_EVAL_HLOEVALUATOR_H
+#ifndef LOOM_HLO_EVAL_INTERPRETER_H
+#define LOOM_HLO_EVAL_INTERPRETER_H
 
 #include "loom/hlo/eval/Literal.h"
 #include "loom/hlo/ir/HloModule.h"
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
@@ -65,6 +66,16 @@ RunSpmd(const HloModule &module, const std::vector<std::vector<Literal>> &args);
 llvm::Expected<std::vector<Literal>>
 RunSpmd(const HloModule &module, const std::vector<std::vector<Literal>> &args,
         const EvalOptions &options, EvalStats *stats);
+
+/// Custom-call targets that XLA's SPMD partitioner, sharding propagation and
+/// host offloading leave in dumps as value-preserving markers: `Sharding`,
+/// `ShardBarrierFrom`, `ShardBarrierTo`, `SPMDFullToShardShape` and
+/// `SPMDShardToFullShape` (in a module before partitioning both keep the
+/// full shape), `MoveToHost`, `MoveToDevice`, `PinToDevice`,
+/// `PinToDeviceSram`, `annotate_device_placement`,
+/// `xla.sdy.FuncResultSharding`. The interpreter runs them as identities;
+/// one whose operand and result shapes differ is refused.
+bool IsIdentityCustomCallTarget(llvm::StringRef target);
 
 } // namespace loom::hlo
 

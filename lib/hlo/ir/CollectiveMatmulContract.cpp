@@ -1,0 +1,425 @@
+//===- CollectiveMatmulContract.cpp - Encode, decode, resolve, verify -----===//
+//
+// docs/collective-matmul-contract.md is the specification; the division it
+// states is implemented here:
+//
+//   backend_config (what the kernel reads)  rhs_contracting_dim, tp_degree,
+//                                           num_groups, use_sb_to_sb
+//   loom_* frontend attributes              weight side, the other dot
+//                                           dimension numbers, the all-gather
+//                                           dimension, its participant mode,
+//                                           the exact group membership, and
+//                                           the three weight shapes
+//
+//===----------------------------------------------------------------------===//
+#include "loom/hlo/ir/CollectiveMatmulContract.h"
+
+#include "loom/hlo/ir/HloComputation.h"
+#include "loom/hlo/ir/HloModule.h"
+#include "loom/hlo/ir/ShapeInference.h"
+#include "loom/support/Error.h"
+
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
+
+#include <map>
+
+namespace loom::hlo::collective_matmul {
+namespace {
+
+// The backend_config keys, in their wire order (neuronx-cc 2.24 assembles
+// the string from these literal pieces; the lowering re-parses it).
+constexpr llvm::StringLiteral kRhsContractingDim = "rhs_contracting_dim";
+constexpr llvm::StringLiteral kTpDegree = "tp_degree";
+constexpr llvm::StringLiteral kNumGroups = "num_groups";
+constexpr llvm::StringLiteral kUseSbToSb = "use_sb_to_sb";
+
+// The loom_* keys, in the order the pass writes them.
+constexpr llvm::StringLiteral kWeightSide = "loom_weight_side";
+constexpr llvm::StringLiteral kLhsBatchDims = "loom_lhs_batch_dims";
+constexpr llvm::StringLiteral kRhsBatchDims = "loom_rhs_batch_dims";
+constexpr llvm::StringLiteral kLhsContractingDims = "loom_lhs_contracting_dims";
+constexpr llvm::StringLiteral kRhsContractingDims = "loom_rhs_contracting_dims";
+constexpr llvm::StringLiteral kAllGatherDimension = "loom_all_gather_dimension";
+constexpr llvm::StringLiteral kReplicaGroups = "loom_replica_groups";
+constexpr llvm::StringLiteral kChannelId = "loom_channel_id";
+constexpr llvm::StringLiteral kUseGlobalDeviceIds = "loom_use_global_device_ids";
+constexpr llvm::StringLiteral kLocalWeightShape = "loom_local_weight_shape";
+constexpr llvm::StringLiteral kGatheredWeightShape = "loom_gathered_weight_shape";
+constexpr llvm::StringLiteral kWeightOperandShape = "loom_weight_operand_shape";
+
+std::string Str(const Shape &shape) { return shape.ToString(/*PrintLayout=*/false); }
+
+/// A decimal integer: digits only, no sign, no spaces, fitting 64 bits.
+bool ParseDecimal(llvm::StringRef text, int64_t &value) {
+  if (text.empty() || !llvm::all_of(text, llvm::isDigit))
+    return false;
+  return !text.getAsInteger(10, value) && value >= 0;
+}
+
+const HloModule *ModuleOf(const HloInstruction &inst) {
+  return inst.parent() ? inst.parent()->parent() : nullptr;
+}
+
+/// Group j is {j*g, ..., j*g+g-1}: the kernel's blocks of consecutive ranks.
+std::vector<std::vector<int64_t>> KernelGroups(int64_t tp_degree, int64_t num_groups) {
+  std::vector<std::vector<int64_t>> groups(num_groups);
+  for (int64_t j = 0; j < num_groups; ++j)
+    for (int64_t k = 0; k < tp_degree; ++k)
+      groups[j].push_back(j * tp_degree + k);
+  return groups;
+}
+
+/// The kernel's form without loom_*: operand 0 the local [M, K] (or
+/// [B, M, K], flattened to [B*M, K]) shard on the lhs, gathered in rank order
+/// along its rows, its innermost dimension contracted with dimension
+/// rhs_contracting_dim of operand 1; the [M * tp_degree, N...] product is
+/// reshaped to the custom-call's shape. Device ids are global (flattened).
+llvm::Error ResolveNaturalForm(const HloInstruction &inst, Meaning &m) {
+  const Shape &w = inst.operand(0)->shape();
+  const Shape &x = inst.operand(1)->shape();
+  auto missing = [&](const llvm::Twine &why) {
+    return makeError("no loom_* frontend attributes, and " + why +
+                                      "; the weight side, the all-gather dimension and the "
+                                      "weight shapes are only implied for the kernel's "
+                                      "natural form (docs/collective-matmul-contract.md)");
+  };
+  if (!w.IsArray() || !w.is_static() || (w.rank() != 2 && w.rank() != 3))
+    return missing("operand 0 " + Str(w) + " is not a static [M, K] or [B, M, K] shard");
+  if (!x.IsArray() || !x.is_static() || !inst.shape().IsArray() || !inst.shape().is_static())
+    return missing("operand 1 or the result is not a static array");
+  const int64_t k = w.dimensions().back();
+  if (k == 0)
+    return missing("operand 0 " + Str(w) + " has an empty innermost dimension");
+  int64_t rows = w.element_count() / k;
+  int64_t gathered_rows;
+  if (__builtin_mul_overflow(rows, m.config.tp_degree, &gathered_rows))
+    return missing("the gathered weight overflows");
+  m.weight_side = WeightSide::kLhs;
+  m.local_weight_shape = Shape(w.element_type(), {rows, k});
+  m.all_gather_dimension = 0;
+  m.gathered_weight_shape = Shape(w.element_type(), {gathered_rows, k});
+  m.weight_operand_shape = m.gathered_weight_shape;
+  m.dnums.lhs_contracting_dimensions = {1};
+  m.dnums.rhs_contracting_dimensions = {m.config.rhs_contracting_dim};
+  m.channel_id.reset();
+  m.use_global_device_ids = true;
+  llvm::Expected<Shape> dot = ShapeInference::InferDotShape(
+      m.weight_operand_shape, x, m.dnums, inst.shape().element_type());
+  if (!dot)
+    return missing(llvm::toString(dot.takeError()));
+  if (dot->element_count() != inst.shape().element_count())
+    return missing("the kernel's product " + Str(*dot) + " does not reshape to the result " +
+                   Str(inst.shape()));
+  m.dot_shape = std::move(*dot);
+  return llvm::Error::success();
+}
+
+} // namespace
+
+bool IsCollectiveMatmul(const HloInstruction &inst) {
+  return inst.opcode() == HloOpcode::kCustomCall && GetCustomCallTarget(inst) == kTarget;
+}
+
+std::string EncodeBackendConfig(const BackendConfig &c) {
+  return (kRhsContractingDim + "=" + llvm::Twine(c.rhs_contracting_dim) + "," + kTpDegree +
+          "=" + llvm::Twine(c.tp_degree) + "," + kNumGroups + "=" + llvm::Twine(c.num_groups) +
+          "," + kUseSbToSb + "=" + (c.use_sb_to_sb ? "1" : "0"))
+      .str();
+}
+
+llvm::Expected<BackendConfig> DecodeBackendConfig(llvm::StringRef text) {
+  BackendConfig c;
+  const llvm::StringLiteral keys[] = {kRhsContractingDim, kTpDegree, kNumGroups, kUseSbToSb};
+  int64_t values[4];
+  llvm::StringRef rest = text;
+  for (size_t i = 0; i < 4; ++i) {
+    llvm::StringRef key = keys[i];
+    if (i > 0 && !rest.consume_front(","))
+      return makeError("backend_config \"" + text + "\": expected ',' before key '" + key + "'");
+    if (!rest.consume_front(key) || !rest.consume_front("="))
+      return makeError("backend_config \"" + text + "\": expected key '" + key +
+                       "=' (the keys are rhs_contracting_dim, tp_degree, num_groups, "
+                       "use_sb_to_sb, in this order)");
+    llvm::StringRef value = rest.take_until([](char ch) { return ch == ','; });
+    rest = rest.drop_front(value.size());
+    if (!ParseDecimal(value, values[i]))
+      return makeError("backend_config key '" + key + "': '" + value +
+                       "' is not a decimal integer");
+  }
+  if (!rest.empty())
+    return makeError("backend_config \"" + text + "\": unexpected text '" + rest +
+                     "' after use_sb_to_sb");
+  if (values[3] > 1)
+    return makeError("backend_config key 'use_sb_to_sb': '" + llvm::Twine(values[3]) +
+                     "' is neither 0 nor 1");
+  c.rhs_contracting_dim = values[0];
+  c.tp_degree = values[1];
+  c.num_groups = values[2];
+  c.use_sb_to_sb = values[3] == 1;
+  if (c.tp_degree < 1)
+    return makeError("backend_config key 'tp_degree': must be at least 1");
+  if (c.num_groups < 1)
+    return makeError("backend_config key 'num_groups': must be at least 1");
+  return c;
+}
+
+bool IsLoomKey(llvm::StringRef key) { return key.startswith("loom_"); }
+
+std::vector<std::pair<std::string, std::string>>
+EncodeLoomAttributes(const LoomAttributes &a) {
+  std::vector<std::pair<std::string, std::string>> out;
+  auto add = [&](llvm::StringRef key, std::string value) {
+    out.emplace_back(key.str(), std::move(value));
+  };
+  add(kWeightSide, a.weight_side == WeightSide::kLhs ? "lhs" : "rhs");
+  add(kLhsBatchDims, FormatIntList(a.dnums.lhs_batch_dimensions));
+  add(kRhsBatchDims, FormatIntList(a.dnums.rhs_batch_dimensions));
+  add(kLhsContractingDims, FormatIntList(a.dnums.lhs_contracting_dimensions));
+  add(kRhsContractingDims, FormatIntList(a.dnums.rhs_contracting_dimensions));
+  add(kAllGatherDimension, std::to_string(a.all_gather_dimension));
+  add(kReplicaGroups, FormatReplicaGroups(a.replica_groups));
+  if (a.channel_id)
+    add(kChannelId, std::to_string(*a.channel_id));
+  add(kUseGlobalDeviceIds, a.use_global_device_ids ? "true" : "false");
+  add(kLocalWeightShape, a.local_weight_shape.ToString(false));
+  add(kGatheredWeightShape, a.gathered_weight_shape.ToString(false));
+  add(kWeightOperandShape, a.weight_operand_shape.ToString(false));
+  return out;
+}
+
+llvm::Expected<Shape> DecodeArrayShape(llvm::StringRef text) {
+  llvm::StringRef rest = text;
+  llvm::StringRef type_name = rest.take_until([](char ch) { return ch == '['; });
+  rest = rest.drop_front(type_name.size());
+  std::optional<PrimitiveType> type = StringToPrimitiveType(type_name);
+  if (!type || PrimitiveTypeBitWidth(*type) == 0 || !rest.consume_front("[") ||
+      !rest.consume_back("]"))
+    return makeError("'" + text + "' is not a static array shape like bf16[4,128]");
+  std::vector<int64_t> dims;
+  if (!rest.empty()) {
+    llvm::SmallVector<llvm::StringRef, 4> parts;
+    rest.split(parts, ',');
+    for (llvm::StringRef part : parts) {
+      int64_t d;
+      if (!ParseDecimal(part, d))
+        return makeError("'" + text + "' is not a static array shape like bf16[4,128]");
+      dims.push_back(d);
+    }
+  }
+  Shape shape(*type, dims);
+  if (!shape.ElementsIn())
+    return makeError("'" + text + "': the element count overflows");
+  return shape;
+}
+
+llvm::Expected<std::optional<LoomAttributes>>
+DecodeLoomAttributes(llvm::ArrayRef<std::pair<std::string, std::string>> attrs) {
+  std::map<std::string, std::string, std::less<>> map;
+  for (const auto &[key, value] : attrs)
+    if (IsLoomKey(key))
+      map[key] = value;
+  if (map.empty())
+    return std::nullopt;
+  auto need = [&](llvm::StringRef key) -> llvm::Expected<llvm::StringRef> {
+    auto it = map.find(key);
+    if (it == map.end())
+      return makeError("missing frontend attribute " + key);
+    return llvm::StringRef(it->second);
+  };
+  auto bad = [](llvm::StringRef key, const llvm::Twine &why) {
+    return makeError("malformed frontend attribute " + key + ": " + why);
+  };
+  LoomAttributes a;
+  llvm::Expected<llvm::StringRef> side = need(kWeightSide);
+  if (!side)
+    return side.takeError();
+  if (*side != "lhs" && *side != "rhs")
+    return bad(kWeightSide, "'" + *side + "' is neither lhs nor rhs");
+  a.weight_side = *side == "lhs" ? WeightSide::kLhs : WeightSide::kRhs;
+  std::pair<llvm::StringRef, std::vector<int64_t> *> lists[] = {
+      {kLhsBatchDims, &a.dnums.lhs_batch_dimensions},
+      {kRhsBatchDims, &a.dnums.rhs_batch_dimensions},
+      {kLhsContractingDims, &a.dnums.lhs_contracting_dimensions},
+      {kRhsContractingDims, &a.dnums.rhs_contracting_dimensions}};
+  for (auto [key, out] : lists) {
+    llvm::Expected<llvm::StringRef> text = need(key);
+    if (!text)
+      return text.takeError();
+    llvm::Expected<std::vector<int64_t>> values = ParseIntList(*text);
+    if (!values)
+      return bad(key, llvm::toString(values.takeError()));
+    *out = std::move(*values);
+  }
+  llvm::Expected<llvm::StringRef> dim = need(kAllGatherDimension);
+  if (!dim)
+    return dim.takeError();
+  if (!ParseDecimal(*dim, a.all_gather_dimension))
+    return bad(kAllGatherDimension, "'" + *dim + "' is not a number");
+  llvm::Expected<llvm::StringRef> groups = need(kReplicaGroups);
+  if (!groups)
+    return groups.takeError();
+  llvm::Expected<ReplicaGroups> parsed = ParseReplicaGroups(*groups);
+  if (!parsed)
+    return bad(kReplicaGroups, llvm::toString(parsed.takeError()));
+  a.replica_groups = std::move(parsed->groups);
+  if (auto it = map.find(kChannelId); it != map.end()) {
+    int64_t id;
+    if (!ParseDecimal(it->second, id))
+      return bad(kChannelId, "'" + it->second + "' is not a number");
+    a.channel_id = id;
+  }
+  llvm::Expected<llvm::StringRef> global = need(kUseGlobalDeviceIds);
+  if (!global)
+    return global.takeError();
+  if (*global != "true" && *global != "false")
+    return bad(kUseGlobalDeviceIds, "'" + *global + "' is neither true nor false");
+  a.use_global_device_ids = *global == "true";
+  std::pair<llvm::StringRef, Shape *> shapes[] = {{kLocalWeightShape, &a.local_weight_shape},
+                                                  {kGatheredWeightShape, &a.gathered_weight_shape},
+                                                  {kWeightOperandShape, &a.weight_operand_shape}};
+  for (auto [key, out] : shapes) {
+    llvm::Expected<llvm::StringRef> text = need(key);
+    if (!text)
+      return text.takeError();
+    llvm::Expected<Shape> shape = DecodeArrayShape(*text);
+    if (!shape)
+      return bad(key, llvm::toString(shape.takeError()));
+    *out = std::move(*shape);
+  }
+  return std::optional<LoomAttributes>(std::move(a));
+}
+
+llvm::Expected<Meaning> Resolve(const HloInstruction &inst) {
+  if (inst.operand_count() != 2)
+    return makeError("custom-call " + kTarget +
+                                      " takes 2 operands (weight, activation), got " +
+                                      llvm::Twine(inst.operand_count()));
+  Meaning m;
+  llvm::Expected<BackendConfig> config = DecodeBackendConfig(GetBackendConfig(inst));
+  if (!config)
+    return makeError(llvm::toString(config.takeError()));
+  m.config = *config;
+  if (m.config.tp_degree > (int64_t(1) << 20) || m.config.num_groups > (int64_t(1) << 20) ||
+      m.config.tp_degree * m.config.num_groups > (int64_t(1) << 20))
+    return makeError("backend_config tp_degree x num_groups is too large");
+  llvm::Expected<std::vector<std::pair<std::string, std::string>>> fe =
+      GetFrontendAttributes(inst);
+  if (!fe)
+    return fe.takeError();
+  llvm::Expected<std::optional<LoomAttributes>> loom = DecodeLoomAttributes(*fe);
+  if (!loom)
+    return makeError(llvm::toString(loom.takeError()));
+  m.groups = KernelGroups(m.config.tp_degree, m.config.num_groups);
+  if (!*loom) {
+    if (llvm::Error e = ResolveNaturalForm(inst, m))
+      return e;
+    return m;
+  }
+  LoomAttributes &a = **loom;
+  m.from_loom_attributes = true;
+  m.weight_side = a.weight_side;
+  m.dnums = a.dnums;
+  // The contracting dimension of the rhs is the kernel's key.
+  m.dnums.rhs_contracting_dimensions = {m.config.rhs_contracting_dim};
+  m.all_gather_dimension = a.all_gather_dimension;
+  m.channel_id = a.channel_id;
+  m.use_global_device_ids = a.use_global_device_ids;
+  m.local_weight_shape = a.local_weight_shape;
+  m.gathered_weight_shape = a.gathered_weight_shape;
+  m.weight_operand_shape = a.weight_operand_shape;
+  m.dot_shape = inst.shape();
+  // The membership: the kernel's blocks say it unless the groups are another
+  // partition of the same ranks into num_groups groups of tp_degree
+  // (--neuron-compat folds those); then loom_replica_groups says which.
+  bool shaped = static_cast<int64_t>(a.replica_groups.size()) == m.config.num_groups &&
+                llvm::all_of(a.replica_groups, [&](const std::vector<int64_t> &g) {
+                  return static_cast<int64_t>(g.size()) == m.config.tp_degree;
+                });
+  if (!shaped)
+    return makeError("backend_config says tp_degree=" +
+                                      llvm::Twine(m.config.tp_degree) +
+                                      ", num_groups=" + llvm::Twine(m.config.num_groups) +
+                                      " but " + kReplicaGroups + " is " +
+                                      FormatReplicaGroups(a.replica_groups));
+  std::vector<bool> seen(m.config.tp_degree * m.config.num_groups, false);
+  for (const std::vector<int64_t> &g : a.replica_groups)
+    for (int64_t id : g) {
+      if (id < 0 || id >= static_cast<int64_t>(seen.size()) || seen[id])
+        return makeError(kReplicaGroups + " " +
+                                          FormatReplicaGroups(a.replica_groups) +
+                                          " must name each of the devices 0.." +
+                                          llvm::Twine(seen.size() - 1) + " once");
+      seen[id] = true;
+    }
+  m.groups = std::move(a.replica_groups);
+  return m;
+}
+
+llvm::Error Verify(const HloInstruction &inst) {
+  llvm::Expected<Meaning> resolved = Resolve(inst);
+  if (!resolved)
+    return resolved.takeError();
+  const Meaning &m = *resolved;
+  if (!m.from_loom_attributes)
+    return llvm::Error::success(); // ResolveNaturalForm checked the shapes
+  auto fail = [&](const llvm::Twine &msg) { return makeError(msg); };
+  llvm::Expected<std::vector<std::pair<std::string, std::string>>> fe =
+      GetFrontendAttributes(inst);
+  if (!fe)
+    return fe.takeError();
+  llvm::Expected<std::optional<LoomAttributes>> loom = DecodeLoomAttributes(*fe);
+  if (!loom)
+    return loom.takeError();
+  const LoomAttributes &a = **loom;
+  if (a.dnums.rhs_contracting_dimensions.size() != 1 ||
+      a.dnums.rhs_contracting_dimensions[0] != m.config.rhs_contracting_dim)
+    return fail("backend_config says rhs_contracting_dim=" +
+                llvm::Twine(m.config.rhs_contracting_dim) + " but the dot's rhs contracting "
+                "dimensions (" + kRhsContractingDims + ") are " +
+                FormatIntList(a.dnums.rhs_contracting_dimensions));
+  // Operand 0 is the local weight, reshaped.
+  const Shape &w = inst.operand(0)->shape();
+  const Shape &local = m.local_weight_shape;
+  if (!w.IsArray() || !w.is_static() || w.element_type() != local.element_type() ||
+      w.element_count() != local.element_count())
+    return fail("operand 0 " + Str(w) + " is not a reshape of " + kLocalWeightShape + " " +
+                Str(local));
+  // The gathered weight: the local one with the all-gather dimension
+  // multiplied by the group size (every partition of each replica group
+  // too, for a channel without global ids).
+  const Shape &gathered = m.gathered_weight_shape;
+  int64_t group = m.config.tp_degree;
+  const HloModule *module = ModuleOf(inst);
+  if (m.channel_id && !m.use_global_device_ids && module)
+    group *= module->num_partitions();
+  int64_t d = m.all_gather_dimension;
+  if (d >= local.rank())
+    return fail(kAllGatherDimension + " " + llvm::Twine(d) + " is out of range for " +
+                kLocalWeightShape + " " + Str(local));
+  Shape expected = local;
+  expected.set_dimensions(d, local.dimensions(d) * group);
+  if (!gathered.Compatible(expected))
+    return fail(kGatheredWeightShape + " " + Str(gathered) + " must be " + kLocalWeightShape +
+                " " + Str(local) + " with dimension " + llvm::Twine(d) +
+                " multiplied by the group size " + llvm::Twine(group) + " (tp_degree=" +
+                llvm::Twine(m.config.tp_degree) + "): " + Str(expected));
+  const Shape &seen = m.weight_operand_shape;
+  if (seen.element_type() != gathered.element_type() ||
+      seen.element_count() != gathered.element_count())
+    return fail(kWeightOperandShape + " " + Str(seen) + " is not a reshape of " +
+                kGatheredWeightShape + " " + Str(gathered));
+  // The result is the dot of the weight and operand 1 on the recorded side.
+  const Shape &x = inst.operand(1)->shape();
+  const bool lhs = m.weight_side == WeightSide::kLhs;
+  llvm::Expected<Shape> dot = ShapeInference::InferDotShape(
+      lhs ? seen : x, lhs ? x : seen, m.dnums,
+      inst.shape().IsArray() ? std::optional(inst.shape().element_type()) : std::nullopt);
+  if (!dot)
+    return fail("the recorded dot does not apply: " + llvm::toString(dot.takeError()));
+  if (!inst.shape().IsArray() || inst.shape().dimensions() != dot->dimensions())
+    return fail("result " + Str(inst.shape()) + " is not the recorded dot's " + Str(*dot));
+  return llvm::Error::success();
+}
+
+} // namespace loom::hlo::collective_matmul
