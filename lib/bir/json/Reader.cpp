@@ -2,9 +2,12 @@
 
 #include "loom/bir/ir/Instructions.h"
 #include "loom/bir/ir/Verifier.h"
+#include "loom/bir/json/JsonDocument.h"
 #include "loom/support/Error.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/FormatVariadic.h"
@@ -14,25 +17,62 @@
 
 namespace loom::bir {
 
-using llvm::json::Array;
-using llvm::json::Object;
-using llvm::json::Value;
-
 namespace {
 
-/// An object of the document and its path.
-struct Obj {
-  const Object *O = nullptr;
-  std::string Path;
+/// Where a value sits in its document, e.g. $.modules[0].blocks[2]. It is
+/// made into text only for an error: each level points to its parent, a
+/// local of the caller reading the enclosing value.
+class JsonPath {
+public:
+  explicit JsonPath(llvm::StringRef Root) : Name(Root) {}
+
+  JsonPath field(llvm::StringRef Key) const {
+    return JsonPath(this, Key, 0, true);
+  }
+  JsonPath element(size_t I) const { return JsonPath(this, "", I, false); }
+
+  std::string str() const {
+    if (!Parent)
+      return Name.str();
+    std::string S = Parent->str();
+    if (IsField)
+      return S + "." + Name.str();
+    return S + "[" + std::to_string(Index) + "]";
+  }
+
+private:
+  JsonPath(const JsonPath *Parent, llvm::StringRef Name, size_t Index,
+           bool IsField)
+      : Parent(Parent), Name(Name), Index(Index), IsField(IsField) {}
+
+  const JsonPath *Parent = nullptr;
+  llvm::StringRef Name;
+  size_t Index = 0;
+  bool IsField = false;
 };
 
-std::string field(const std::string &Path, llvm::StringRef Key) {
-  return Path + "." + Key.str();
-}
+/// An object of the document (no value when it is not one) and its path,
+/// which must outlive it. Its members are listed once, for the lookups of
+/// its fields.
+struct Obj {
+  Obj(JsonRef O, const JsonPath *Path) : O(O), Path(Path) {
+    O.forEachMember([&](llvm::StringRef Key, JsonRef Value) {
+      Members.push_back({Key, Value});
+    });
+  }
 
-std::string element(const std::string &Path, size_t I) {
-  return Path + "[" + std::to_string(I) + "]";
-}
+  /// The value of Key; the last one if it repeats, as llvm::json keeps.
+  JsonRef get(llvm::StringRef Key) const {
+    for (auto It = Members.rbegin(); It != Members.rend(); ++It)
+      if (It->first == Key)
+        return It->second;
+    return JsonRef();
+  }
+
+  JsonRef O;
+  const JsonPath *Path;
+  llvm::SmallVector<std::pair<llvm::StringRef, JsonRef>, 12> Members;
+};
 
 /// Reads a document. Only the first error is kept; after it every read
 /// returns a default value, so the code reading a structure needs no error
@@ -40,32 +80,32 @@ std::string element(const std::string &Path, size_t I) {
 /// before it hands anything built from those defaults to the caller.
 class Reader {
 public:
-  llvm::Expected<Program> readProgram(const Value &V);
-  llvm::Expected<std::unique_ptr<Module>> readModule(const Value &V,
-                                                     const std::string &Path);
+  llvm::Expected<Program> readProgram(JsonRef V);
+  llvm::Expected<std::unique_ptr<Module>> readModule(JsonRef V,
+                                                     const JsonPath &Path);
 
 private:
   /// Null after an error.
-  std::unique_ptr<Module> buildModule(const Value &V, const std::string &Path);
+  std::unique_ptr<Module> buildModule(JsonRef V, const JsonPath &Path);
 
-  void fail(const std::string &Path, const llvm::Twine &Msg);
+  void fail(const JsonPath &Path, const llvm::Twine &Msg);
   llvm::Error takeError() { return makeError(*Error); }
 
-  // Values.
-  Obj asObject(const Value *V, const std::string &Path);
-  const Array *asArray(const Value *V, const std::string &Path);
-  std::string asString(const Value *V, const std::string &Path);
-  uint64_t asUnsigned(const Value *V, const std::string &Path, uint64_t Max);
-  int64_t asSigned(const Value *V, const std::string &Path);
-  bool asBool(const Value *V, const std::string &Path);
-  double asNumber(const Value *V, const std::string &Path);
-  template <typename E> E asEnum(const Value *V, const std::string &Path);
-  InstructionType asInstructionType(const Value *V, const std::string &Path);
+  // Values; an absent value (no JsonRef) reads as the default, silently.
+  Obj asObject(JsonRef V, const JsonPath &Path);
+  JsonRef asArray(JsonRef V, const JsonPath &Path);
+  llvm::StringRef asString(JsonRef V, const JsonPath &Path);
+  uint64_t asUnsigned(JsonRef V, const JsonPath &Path, uint64_t Max);
+  int64_t asSigned(JsonRef V, const JsonPath &Path);
+  bool asBool(JsonRef V, const JsonPath &Path);
+  double asNumber(JsonRef V, const JsonPath &Path);
+  template <typename E> E asEnum(JsonRef V, const JsonPath &Path);
+  InstructionType asInstructionType(JsonRef V, const JsonPath &Path);
 
   // Fields of an object; those with a default may be absent.
   void checkKeys(const Obj &O, llvm::ArrayRef<llvm::StringRef> Keys);
-  const Value *get(const Obj &O, llvm::StringRef Key, bool Required);
-  std::string getString(const Obj &O, llvm::StringRef Key);
+  JsonRef get(const Obj &O, llvm::StringRef Key, bool Required);
+  llvm::StringRef getString(const Obj &O, llvm::StringRef Key);
   uint64_t getUnsigned(const Obj &O, llvm::StringRef Key, uint64_t Max,
                        std::optional<uint64_t> Default = std::nullopt);
   bool getBool(const Obj &O, llvm::StringRef Key);
@@ -77,101 +117,112 @@ private:
   std::vector<unsigned> getCores(const Obj &O, llvm::StringRef Key);
   /// Calls F on each element of the array O.Key; an absent array is empty.
   void forEach(const Obj &O, llvm::StringRef Key, bool Required,
-               llvm::function_ref<void(const Value &, const std::string &)> F);
+               llvm::function_ref<void(JsonRef, const JsonPath &)> F);
 
   // Structures.
   PassOptions readPassOptions(const Obj &O);
-  void readLocation(const Value &V, const std::string &Path);
+  void readLocation(JsonRef V, const JsonPath &Path);
   void readBlocks(const Obj &O);
-  void readInstruction(const Value &V, const std::string &Path, BasicBlock &BB);
+  void readInstruction(JsonRef V, const JsonPath &Path, BasicBlock &BB,
+                       unsigned Block, unsigned Index);
   void checkInstructionKeys(const Obj &O, llvm::ArrayRef<llvm::StringRef> Own);
   std::unique_ptr<Instruction> createInstruction(InstructionType T,
                                                  const Obj &O, std::string Name,
                                                  Engine E);
   void readSignal(const Obj &O, InstCopyBase &I);
-  std::optional<AccessPattern> readAccessPattern(const Value &V,
-                                                 const std::string &Path);
+  std::optional<AccessPattern> readAccessPattern(JsonRef V,
+                                                 const JsonPath &Path);
   std::vector<PatternDim> readPattern(const Obj &O);
-  void resolveDependencies();
+  void resolveDependencies(const JsonPath &ModulePath);
 
   std::optional<std::string> Error;
   // The module being read.
   std::unique_ptr<Module> M;
   llvm::StringMap<BasicBlock *> Blocks;
-  llvm::StringMap<Instruction *> Insts;
-  std::vector<std::pair<Instruction *, Obj>> PendingDeps;
+  /// Keyed by the instructions' own names.
+  llvm::DenseMap<llvm::StringRef, Instruction *> Insts;
+  /// An instruction whose deps are read once every instruction exists:
+  /// its object and its position, for the path.
+  struct Pending {
+    Instruction *I;
+    JsonRef O;
+    unsigned Block, Index;
+  };
+  std::vector<Pending> PendingDeps;
 };
 
-void Reader::fail(const std::string &Path, const llvm::Twine &Msg) {
+void Reader::fail(const JsonPath &Path, const llvm::Twine &Msg) {
   if (!Error)
-    Error = Path + ": " + Msg.str();
+    Error = Path.str() + ": " + Msg.str();
 }
 
-Obj Reader::asObject(const Value *V, const std::string &Path) {
+Obj Reader::asObject(JsonRef V, const JsonPath &Path) {
   if (!V || Error)
-    return {nullptr, Path};
-  if (!V->getAsObject())
+    return {JsonRef(), &Path};
+  if (!V.isObject()) {
     fail(Path, "expected an object");
-  return {V->getAsObject(), Path};
+    return {JsonRef(), &Path};
+  }
+  return {V, &Path};
 }
 
-const Array *Reader::asArray(const Value *V, const std::string &Path) {
+JsonRef Reader::asArray(JsonRef V, const JsonPath &Path) {
   if (!V || Error)
-    return nullptr;
-  if (!V->getAsArray())
+    return JsonRef();
+  if (!V.isArray()) {
     fail(Path, "expected an array");
-  return V->getAsArray();
+    return JsonRef();
+  }
+  return V;
 }
 
-std::string Reader::asString(const Value *V, const std::string &Path) {
+llvm::StringRef Reader::asString(JsonRef V, const JsonPath &Path) {
   if (!V || Error)
     return "";
-  if (auto S = V->getAsString())
-    return S->str();
+  if (std::optional<llvm::StringRef> S = V.getAsString())
+    return *S;
   fail(Path, "expected a string");
   return "";
 }
 
-uint64_t Reader::asUnsigned(const Value *V, const std::string &Path,
-                            uint64_t Max) {
+uint64_t Reader::asUnsigned(JsonRef V, const JsonPath &Path, uint64_t Max) {
   if (!V || Error)
     return 0;
-  auto N = V->getAsUINT64();
+  std::optional<uint64_t> N = V.getAsUINT64();
   if (!N || *N > Max)
     fail(Path, "expected an integer from 0 to " + llvm::Twine(Max));
   return N ? *N : 0;
 }
 
-int64_t Reader::asSigned(const Value *V, const std::string &Path) {
+int64_t Reader::asSigned(JsonRef V, const JsonPath &Path) {
   if (!V || Error)
     return 0;
-  auto N = V->getAsInteger();
+  std::optional<int64_t> N = V.getAsInteger();
   if (!N)
     fail(Path, "expected a 64-bit signed integer");
   return N ? *N : 0;
 }
 
-bool Reader::asBool(const Value *V, const std::string &Path) {
+bool Reader::asBool(JsonRef V, const JsonPath &Path) {
   if (!V || Error)
     return false;
-  auto B = V->getAsBoolean();
+  std::optional<bool> B = V.getAsBoolean();
   if (!B)
     fail(Path, "expected true or false");
   return B && *B;
 }
 
-double Reader::asNumber(const Value *V, const std::string &Path) {
+double Reader::asNumber(JsonRef V, const JsonPath &Path) {
   if (!V || Error)
     return 0;
-  auto D = V->getAsNumber();
+  std::optional<double> D = V.getAsNumber();
   if (!D || !std::isfinite(*D))
     fail(Path, "expected a number");
   return D ? *D : 0;
 }
 
-template <typename E>
-E Reader::asEnum(const Value *V, const std::string &Path) {
-  std::string S = asString(V, Path);
+template <typename E> E Reader::asEnum(JsonRef V, const JsonPath &Path) {
+  llvm::StringRef S = asString(V, Path);
   if (Error)
     return E();
   std::optional<E> Parsed = parseEnum<E>(S);
@@ -181,9 +232,8 @@ E Reader::asEnum(const Value *V, const std::string &Path) {
   return Parsed.value_or(E());
 }
 
-InstructionType Reader::asInstructionType(const Value *V,
-                                          const std::string &Path) {
-  std::string S = asString(V, Path);
+InstructionType Reader::asInstructionType(JsonRef V, const JsonPath &Path) {
+  llvm::StringRef S = asString(V, Path);
   if (Error)
     return InstructionType::Branch;
   std::optional<InstructionType> T = parseInstructionType(S);
@@ -200,78 +250,80 @@ InstructionType Reader::asInstructionType(const Value *V,
 void Reader::checkKeys(const Obj &O, llvm::ArrayRef<llvm::StringRef> Keys) {
   if (!O.O || Error)
     return;
-  std::vector<llvm::StringRef> Unknown;
-  for (const auto &KV : *O.O)
-    if (!llvm::is_contained(Keys, llvm::StringRef(KV.first)))
-      Unknown.push_back(KV.first);
-  llvm::sort(Unknown);
-  if (!Unknown.empty())
-    fail(field(O.Path, Unknown.front()),
+  // The first unknown key in sorted order, whatever the document's order.
+  std::optional<llvm::StringRef> Unknown;
+  for (const auto &[Key, Value] : O.Members)
+    if (!llvm::is_contained(Keys, Key) && (!Unknown || Key < *Unknown))
+      Unknown = Key;
+  if (Unknown)
+    fail(O.Path->field(*Unknown),
          "unknown field; expected one of " + llvm::join(Keys, ", "));
 }
 
-const Value *Reader::get(const Obj &O, llvm::StringRef Key, bool Required) {
+JsonRef Reader::get(const Obj &O, llvm::StringRef Key, bool Required) {
   if (!O.O || Error)
-    return nullptr;
-  const Value *V = O.O->get(Key);
+    return JsonRef();
+  JsonRef V = O.get(Key);
   if (!V && Required)
-    fail(O.Path, "missing field '" + Key + "'");
+    fail(*O.Path, "missing field '" + Key + "'");
   return V;
 }
 
-std::string Reader::getString(const Obj &O, llvm::StringRef Key) {
-  return asString(get(O, Key, true), field(O.Path, Key));
+llvm::StringRef Reader::getString(const Obj &O, llvm::StringRef Key) {
+  return asString(get(O, Key, true), O.Path->field(Key));
 }
 
 uint64_t Reader::getUnsigned(const Obj &O, llvm::StringRef Key, uint64_t Max,
                              std::optional<uint64_t> Default) {
-  const Value *V = get(O, Key, !Default);
-  return V ? asUnsigned(V, field(O.Path, Key), Max) : Default.value_or(0);
+  JsonRef V = get(O, Key, !Default);
+  return V ? asUnsigned(V, O.Path->field(Key), Max) : Default.value_or(0);
 }
 
 bool Reader::getBool(const Obj &O, llvm::StringRef Key) {
-  const Value *V = get(O, Key, false);
-  return V && asBool(V, field(O.Path, Key));
+  JsonRef V = get(O, Key, false);
+  return V && asBool(V, O.Path->field(Key));
 }
 
 double Reader::getNumber(const Obj &O, llvm::StringRef Key,
                          std::optional<double> Default) {
-  const Value *V = get(O, Key, !Default);
-  return V ? asNumber(V, field(O.Path, Key)) : Default.value_or(0);
+  JsonRef V = get(O, Key, !Default);
+  return V ? asNumber(V, O.Path->field(Key)) : Default.value_or(0);
 }
 
 template <typename E>
 E Reader::getEnum(const Obj &O, llvm::StringRef Key, std::optional<E> Default) {
-  const Value *V = get(O, Key, !Default);
-  return V ? asEnum<E>(V, field(O.Path, Key)) : Default.value_or(E());
+  JsonRef V = get(O, Key, !Default);
+  return V ? asEnum<E>(V, O.Path->field(Key)) : Default.value_or(E());
 }
 
 std::vector<unsigned> Reader::getCores(const Obj &O, llvm::StringRef Key) {
   std::vector<unsigned> Cores;
-  forEach(O, Key, true, [&](const Value &V, const std::string &Path) {
-    Cores.push_back(asUnsigned(&V, Path, UINT_MAX));
+  forEach(O, Key, true, [&](JsonRef V, const JsonPath &Path) {
+    Cores.push_back(asUnsigned(V, Path, UINT_MAX));
   });
   return Cores;
 }
 
-void Reader::forEach(
-    const Obj &O, llvm::StringRef Key, bool Required,
-    llvm::function_ref<void(const Value &, const std::string &)> F) {
-  std::string Path = field(O.Path, Key);
-  const Array *A = asArray(get(O, Key, Required), Path);
-  for (size_t I = 0; A && I < A->size() && !Error; ++I)
-    F((*A)[I], element(Path, I));
+void Reader::forEach(const Obj &O, llvm::StringRef Key, bool Required,
+                     llvm::function_ref<void(JsonRef, const JsonPath &)> F) {
+  JsonPath Path = O.Path->field(Key);
+  JsonRef A = asArray(get(O, Key, Required), Path);
+  size_t I = 0;
+  for (JsonRef E = A.firstElement(); E && !Error; E = E.next(), ++I)
+    F(E, Path.element(I));
 }
 
-llvm::Expected<Program> Reader::readProgram(const Value &V) {
-  Obj O = asObject(&V, "$");
+llvm::Expected<Program> Reader::readProgram(JsonRef V) {
+  JsonPath Root("$");
+  Obj O = asObject(V, Root);
   checkKeys(O, {"version", "modules"});
   uint64_t Version = getUnsigned(O, "version", UINT_MAX);
   if (!Error && Version != BirJsonVersion)
-    fail("$.version", "version " + llvm::Twine(Version) + " is not " +
-                          llvm::Twine(BirJsonVersion) + ", the one loom reads");
+    fail(Root.field("version"), "version " + llvm::Twine(Version) + " is not " +
+                                    llvm::Twine(BirJsonVersion) +
+                                    ", the one loom reads");
   Program P;
-  forEach(O, "modules", true, [&](const Value &MV, const std::string &Path) {
+  forEach(O, "modules", true, [&](JsonRef MV, const JsonPath &Path) {
     if (std::unique_ptr<Module> Mod = buildModule(MV, Path))
       P.push_back(std::move(Mod));
   });
@@ -281,41 +333,39 @@ llvm::Expected<Program> Reader::readProgram(const Value &V) {
 }
 
 llvm::Expected<std::unique_ptr<Module>>
-Reader::readModule(const Value &V, const std::string &Path) {
+Reader::readModule(JsonRef V, const JsonPath &Path) {
   std::unique_ptr<Module> Mod = buildModule(V, Path);
   if (Error)
     return takeError();
   return Mod;
 }
 
-std::unique_ptr<Module> Reader::buildModule(const Value &V,
-                                            const std::string &Path) {
+std::unique_ptr<Module> Reader::buildModule(JsonRef V, const JsonPath &Path) {
   Blocks.clear();
   Insts.clear();
   PendingDeps.clear();
-  Obj O = asObject(&V, Path);
+  Obj O = asObject(V, Path);
   checkKeys(O, {"name", "neuron_core_id", "subgraph_id", "pass_options",
                 "memory_locations", "blocks"});
-  std::string Name = getString(O, "name");
+  llvm::StringRef Name = getString(O, "name");
   unsigned Core = getUnsigned(O, "neuron_core_id", UINT_MAX);
   unsigned Subgraph = getUnsigned(O, "subgraph_id", UINT_MAX);
   PassOptions Opts = readPassOptions(O);
   if (Error)
     return nullptr;
-  M = std::make_unique<Module>(Name, Core, Subgraph, Opts);
-  forEach(
-      O, "memory_locations", true,
-      [&](const Value &LV, const std::string &LP) { readLocation(LV, LP); });
+  M = std::make_unique<Module>(Name.str(), Core, Subgraph, Opts);
+  forEach(O, "memory_locations", true,
+          [&](JsonRef LV, const JsonPath &LP) { readLocation(LV, LP); });
   readBlocks(O);
-  resolveDependencies();
+  resolveDependencies(Path);
   if (Error)
     return nullptr;
   return std::move(M);
 }
 
 PassOptions Reader::readPassOptions(const Obj &Parent) {
-  Obj O = asObject(get(Parent, "pass_options", true),
-                   field(Parent.Path, "pass_options"));
+  JsonPath Path = Parent.Path->field("pass_options");
+  Obj O = asObject(get(Parent, "pass_options", true), Path);
   checkKeys(O, {"lnc_size", "target"});
   PassOptions Opts;
   Opts.LncSize = getUnsigned(O, "lnc_size", UINT_MAX);
@@ -323,12 +373,12 @@ PassOptions Reader::readPassOptions(const Obj &Parent) {
   return Opts;
 }
 
-void Reader::readLocation(const Value &V, const std::string &Path) {
-  Obj O = asObject(&V, Path);
+void Reader::readLocation(JsonRef V, const JsonPath &Path) {
+  Obj O = asObject(V, Path);
   checkKeys(O, {"name", "tensor_id", "kind", "dtype", "partitions",
                 "bytes_per_partition", "written_by_another_core", "allocated",
                 "remote"});
-  std::string Name = getString(O, "name");
+  llvm::StringRef Name = getString(O, "name");
   uint64_t TensorId = getUnsigned(O, "tensor_id", UINT64_MAX);
   MemoryKind Kind = getEnum<MemoryKind>(O, "kind");
   DataType Type = getEnum<DataType>(O, "dtype");
@@ -337,15 +387,16 @@ void Reader::readLocation(const Value &V, const std::string &Path) {
   bool Remote = getBool(O, "written_by_another_core");
   bool Allocated = getBool(O, "allocated");
   std::optional<RemoteRef> Ref;
-  if (const Value *RV = get(O, "remote", false)) {
-    Obj R = asObject(RV, field(Path, "remote"));
+  if (JsonRef RV = get(O, "remote", false)) {
+    JsonPath RPath = Path.field("remote");
+    Obj R = asObject(RV, RPath);
     checkKeys(R, {"core", "memloc"});
     unsigned RCore = getUnsigned(R, "core", UINT_MAX);
-    Ref = RemoteRef{RCore, getString(R, "memloc")};
+    Ref = RemoteRef{RCore, getString(R, "memloc").str()};
   }
   if (Error)
     return;
-  auto L = std::make_unique<MemoryLocation>(Name, TensorId, Kind, Type,
+  auto L = std::make_unique<MemoryLocation>(Name.str(), TensorId, Kind, Type,
                                             Partitions, Bytes);
   L->setIsWrittenByAnotherCore(Remote);
   L->setIsAllocated(Allocated);
@@ -359,71 +410,73 @@ void Reader::readLocation(const Value &V, const std::string &Path) {
 
 // Blocks are created first so that successors can name later blocks.
 void Reader::readBlocks(const Obj &O) {
-  std::vector<Obj> BlockObjs;
-  forEach(O, "blocks", true, [&](const Value &V, const std::string &Path) {
-    Obj B = asObject(&V, Path);
+  std::vector<JsonRef> BlockObjs;
+  forEach(O, "blocks", true, [&](JsonRef V, const JsonPath &Path) {
+    Obj B = asObject(V, Path);
     checkKeys(B, {"name", "successors", "instructions"});
-    std::string Name = getString(B, "name");
+    llvm::StringRef Name = getString(B, "name");
     if (Error)
       return;
-    if (!Blocks.try_emplace(Name, M->createBlock(Name)).second)
-      fail(field(Path, "name"), "duplicate block name '" + Name + "'");
-    BlockObjs.push_back(B);
+    if (!Blocks.try_emplace(Name, M->createBlock(Name.str())).second)
+      fail(Path.field("name"), "duplicate block name '" + Name + "'");
+    BlockObjs.push_back(B.O);
   });
-  for (size_t I = 0; I < BlockObjs.size() && !Error; ++I) {
+  JsonPath BlocksPath = O.Path->field("blocks");
+  for (unsigned I = 0; I < BlockObjs.size() && !Error; ++I) {
+    JsonPath Path = BlocksPath.element(I);
+    Obj B{BlockObjs[I], &Path};
     BasicBlock &BB = *M->getBlock(I);
-    forEach(BlockObjs[I], "successors", false,
-            [&](const Value &V, const std::string &Path) {
-              std::string Name = asString(&V, Path);
-              if (BasicBlock *S = Blocks.lookup(Name))
-                BB.addSuccessor(S);
-              else if (!Error)
-                fail(Path, "no block named '" + Name + "' in this module");
-            });
-    forEach(BlockObjs[I], "instructions", true,
-            [&](const Value &V, const std::string &Path) {
-              readInstruction(V, Path, BB);
-            });
+    forEach(B, "successors", false, [&](JsonRef V, const JsonPath &SP) {
+      llvm::StringRef Name = asString(V, SP);
+      if (BasicBlock *S = Blocks.lookup(Name))
+        BB.addSuccessor(S);
+      else if (!Error)
+        fail(SP, "no block named '" + Name + "' in this module");
+    });
+    unsigned Index = 0;
+    forEach(B, "instructions", true, [&](JsonRef V, const JsonPath &IP) {
+      readInstruction(V, IP, BB, I, Index++);
+    });
   }
 }
 
-void Reader::readInstruction(const Value &V, const std::string &Path,
-                             BasicBlock &BB) {
-  Obj O = asObject(&V, Path);
-  std::string Name = getString(O, "name");
+void Reader::readInstruction(JsonRef V, const JsonPath &Path, BasicBlock &BB,
+                             unsigned Block, unsigned Index) {
+  Obj O = asObject(V, Path);
+  llvm::StringRef Name = getString(O, "name");
   InstructionType T =
-      asInstructionType(get(O, "type", true), field(Path, "type"));
+      asInstructionType(get(O, "type", true), Path.field("type"));
   Engine E = getEnum<Engine>(O, "engine");
-  if (const Value *Op = get(O, "opcode", false)) {
-    uint64_t Opcode = asUnsigned(Op, field(Path, "opcode"), UINT_MAX);
+  if (JsonRef Op = get(O, "opcode", false)) {
+    JsonPath OpPath = Path.field("opcode");
+    uint64_t Opcode = asUnsigned(Op, OpPath, UINT_MAX);
     if (!Error && Opcode != static_cast<unsigned>(T))
-      fail(field(Path, "opcode"), "opcode " + llvm::Twine(Opcode) + " is not " +
-                                      getInstructionTypeName(T) + "'s (" +
-                                      llvm::Twine(static_cast<unsigned>(T)) +
-                                      ")");
+      fail(OpPath, "opcode " + llvm::Twine(Opcode) + " is not " +
+                       getInstructionTypeName(T) + "'s (" +
+                       llvm::Twine(static_cast<unsigned>(T)) + ")");
   }
-  std::unique_ptr<Instruction> I = createInstruction(T, O, Name, E);
-  forEach(O, "inputs", false, [&](const Value &AV, const std::string &AP) {
+  std::unique_ptr<Instruction> I = createInstruction(T, O, Name.str(), E);
+  forEach(O, "inputs", false, [&](JsonRef AV, const JsonPath &AP) {
     if (std::optional<AccessPattern> X = readAccessPattern(AV, AP))
-      I->addInput(*X);
+      I->addInput(std::move(*X));
   });
-  forEach(O, "outputs", false, [&](const Value &AV, const std::string &AP) {
+  forEach(O, "outputs", false, [&](JsonRef AV, const JsonPath &AP) {
     if (std::optional<AccessPattern> X = readAccessPattern(AV, AP))
-      I->addOutput(*X);
+      I->addOutput(std::move(*X));
   });
   if (Error)
     return;
   Instruction *Raw = BB.append(std::move(I));
-  if (!Insts.try_emplace(Name, Raw).second)
-    fail(field(Path, "name"), "duplicate instruction name '" + Name + "'");
-  PendingDeps.push_back({Raw, O});
+  if (!Insts.try_emplace(Raw->getName(), Raw).second)
+    fail(Path.field("name"), "duplicate instruction name '" + Name + "'");
+  PendingDeps.push_back({Raw, O.O, Block, Index});
 }
 
 void Reader::checkInstructionKeys(const Obj &O,
                                   llvm::ArrayRef<llvm::StringRef> Own) {
-  std::vector<llvm::StringRef> Keys = {"name",   "type",    "opcode", "engine",
-                                       "inputs", "outputs", "deps"};
-  Keys.insert(Keys.end(), Own.begin(), Own.end());
+  llvm::SmallVector<llvm::StringRef, 12> Keys = {
+      "name", "type", "opcode", "engine", "inputs", "outputs", "deps"};
+  Keys.append(Own.begin(), Own.end());
   checkKeys(O, Keys);
 }
 
@@ -438,99 +491,105 @@ std::unique_ptr<Instruction> Reader::createInstruction(InstructionType T,
     std::vector<unsigned> Group = getCores(O, "group");
     auto Op = getEnum<ReduceOp>(O, "reduce", ReduceOp::None);
     bool Local = getBool(O, "local");
-    return std::make_unique<InstCollectiveCompute>(Name, E, Kind, Group, Op,
-                                                   Local);
+    return std::make_unique<InstCollectiveCompute>(std::move(Name), E, Kind,
+                                                   std::move(Group), Op, Local);
   }
   case InstructionType::DMACopy: {
     checkInstructionKeys(O, {"accumulate", "signal"});
-    auto I = std::make_unique<InstDMACopy>(Name, E, getBool(O, "accumulate"));
+    auto I = std::make_unique<InstDMACopy>(std::move(Name), E,
+                                           getBool(O, "accumulate"));
     readSignal(O, *I);
     return I;
   }
   case InstructionType::GPSIMDSB2SB: {
     checkInstructionKeys(O, {"lowered", "signal"});
-    auto I = std::make_unique<InstGPSIMDSB2SB>(Name, E, getBool(O, "lowered"));
+    auto I = std::make_unique<InstGPSIMDSB2SB>(std::move(Name), E,
+                                               getBool(O, "lowered"));
     readSignal(O, *I);
     return I;
   }
   case InstructionType::SemaphoreWait: {
     checkInstructionKeys(O, {"semaphore", "count"});
-    std::string Sem = getString(O, "semaphore");
+    std::string Sem = getString(O, "semaphore").str();
     unsigned Count = getUnsigned(O, "count", UINT_MAX, 1);
-    return std::make_unique<InstSemaphoreWait>(Name, E, Sem, Count);
+    return std::make_unique<InstSemaphoreWait>(std::move(Name), E, Sem, Count);
   }
   case InstructionType::TensorCopy:
     checkInstructionKeys(O, {});
-    return std::make_unique<InstTensorCopy>(Name, E);
+    return std::make_unique<InstTensorCopy>(std::move(Name), E);
   case InstructionType::CoreBarrier: {
     checkInstructionKeys(O, {"id", "cores"});
     unsigned Id = getUnsigned(O, "id", UINT_MAX);
-    return std::make_unique<InstCoreBarrier>(Name, E, Id, getCores(O, "cores"));
+    return std::make_unique<InstCoreBarrier>(std::move(Name), E, Id,
+                                             getCores(O, "cores"));
   }
   case InstructionType::TensorCompletion: {
     checkInstructionKeys(O, {"waits"});
-    auto I = std::make_unique<InstTensorCompletion>(Name, E);
-    forEach(O, "waits", false, [&](const Value &V, const std::string &Path) {
-      Obj W = asObject(&V, Path);
+    auto I = std::make_unique<InstTensorCompletion>(std::move(Name), E);
+    forEach(O, "waits", false, [&](JsonRef V, const JsonPath &Path) {
+      Obj W = asObject(V, Path);
       checkKeys(W, {"core", "instruction"});
       unsigned Core = getUnsigned(W, "core", UINT_MAX);
-      I->addWait({Core, getString(W, "instruction")});
+      I->addWait({Core, getString(W, "instruction").str()});
     });
     return I;
   }
   case InstructionType::Matmul:
     checkInstructionKeys(O, {"accumulate"});
-    return std::make_unique<InstMatmul>(Name, E, getBool(O, "accumulate"));
+    return std::make_unique<InstMatmul>(std::move(Name), E,
+                                        getBool(O, "accumulate"));
   case InstructionType::Activation: {
     checkInstructionKeys(O, {"func", "scale"});
     auto Func = getEnum<ActivationFunc>(O, "func");
-    return std::make_unique<InstActivation>(Name, E, Func,
+    return std::make_unique<InstActivation>(std::move(Name), E, Func,
                                             getNumber(O, "scale", 1.0));
   }
   case InstructionType::TensorTensor:
     checkInstructionKeys(O, {"op"});
-    return std::make_unique<InstTensorTensor>(Name, E,
+    return std::make_unique<InstTensorTensor>(std::move(Name), E,
                                               getEnum<ArithOp>(O, "op"));
   case InstructionType::Memset:
     checkInstructionKeys(O, {"value"});
-    return std::make_unique<InstMemset>(Name, E, getNumber(O, "value"));
+    return std::make_unique<InstMemset>(std::move(Name), E,
+                                        getNumber(O, "value"));
   case InstructionType::Branch: {
     checkInstructionKeys(O, {"kind", "trip_count"});
     auto Kind = getEnum<BranchKind>(O, "kind");
     bool IsLoop = Kind == BranchKind::Loop;
     if (!IsLoop && get(O, "trip_count", false))
-      fail(field(O.Path, "trip_count"), "only a Loop has a trip count");
+      fail(O.Path->field("trip_count"), "only a Loop has a trip count");
     unsigned Trips =
         getUnsigned(O, "trip_count", UINT_MAX,
                     IsLoop ? std::nullopt : std::optional<uint64_t>(0));
-    return std::make_unique<InstBranch>(Name, E, Kind, Trips);
+    return std::make_unique<InstBranch>(std::move(Name), E, Kind, Trips);
   }
   }
   llvm_unreachable("unknown instruction type");
 }
 
 void Reader::readSignal(const Obj &O, InstCopyBase &I) {
-  const Value *V = get(O, "signal", false);
+  JsonRef V = get(O, "signal", false);
   if (!V)
     return;
-  Obj S = asObject(V, field(O.Path, "signal"));
+  JsonPath Path = O.Path->field("signal");
+  Obj S = asObject(V, Path);
   checkKeys(S, {"core", "semaphore"});
   unsigned Core = getUnsigned(S, "core", UINT_MAX);
-  std::string Sem = getString(S, "semaphore");
+  llvm::StringRef Sem = getString(S, "semaphore");
   if (!Error)
-    I.setSignal(Core, Sem);
+    I.setSignal(Core, Sem.str());
 }
 
-std::optional<AccessPattern>
-Reader::readAccessPattern(const Value &V, const std::string &Path) {
-  Obj O = asObject(&V, Path);
+std::optional<AccessPattern> Reader::readAccessPattern(JsonRef V,
+                                                       const JsonPath &Path) {
+  Obj O = asObject(V, Path);
   checkKeys(O, {"memloc", "start_partition", "partitions", "offset", "pattern",
                 "dtype"});
-  std::string LocName = getString(O, "memloc");
+  llvm::StringRef LocName = getString(O, "memloc");
   MemoryLocation *L =
       Error ? nullptr : M->getMemoryLocations().getMemlocByName(LocName);
   if (!L)
-    fail(field(Path, "memloc"),
+    fail(Path.field("memloc"),
          "no memory location named '" + LocName + "' in this module");
   unsigned Start = getUnsigned(O, "start_partition", UINT_MAX, 0);
   unsigned Partitions = getUnsigned(O, "partitions", UINT_MAX);
@@ -544,42 +603,50 @@ Reader::readAccessPattern(const Value &V, const std::string &Path) {
 
 std::vector<PatternDim> Reader::readPattern(const Obj &O) {
   std::vector<PatternDim> Pattern;
-  forEach(O, "pattern", true, [&](const Value &V, const std::string &Path) {
-    const Array *Pair = asArray(&V, Path);
-    if (Pair && Pair->size() != 2)
+  forEach(O, "pattern", true, [&](JsonRef V, const JsonPath &Path) {
+    JsonRef Pair = asArray(V, Path);
+    if (Pair && Pair.size() != 2)
       fail(Path, "expected a [step, count] pair");
     if (Error)
       return;
-    int64_t Step = asSigned(&(*Pair)[0], element(Path, 0));
-    uint64_t Count = asUnsigned(&(*Pair)[1], element(Path, 1), UINT64_MAX);
-    Pattern.push_back({Step, Count});
+    JsonRef Step = Pair.firstElement();
+    int64_t S = asSigned(Step, Path.element(0));
+    uint64_t Count = asUnsigned(Step.next(), Path.element(1), UINT64_MAX);
+    Pattern.push_back({S, Count});
   });
   return Pattern;
 }
 
 // Dependencies may name instructions of later blocks, so they are resolved
 // once every instruction exists.
-void Reader::resolveDependencies() {
-  for (auto &[I, O] : PendingDeps)
-    forEach(
-        O, "deps", false, [&, I = I](const Value &V, const std::string &Path) {
-          std::string Name = asString(&V, Path);
-          Instruction *D = Insts.lookup(Name);
-          if (Error)
-            return;
-          if (!D)
-            fail(Path, "no instruction named '" + Name + "' in this module");
-          else if (llvm::is_contained(I->dependencies(), D))
-            fail(Path, "'" + Name + "' is listed twice");
-          else
-            I->addDependency(D);
-        });
+void Reader::resolveDependencies(const JsonPath &ModulePath) {
+  JsonPath BlocksPath = ModulePath.field("blocks");
+  for (const Pending &P : PendingDeps) {
+    if (Error)
+      return;
+    JsonPath BlockPath = BlocksPath.element(P.Block);
+    JsonPath InstsPath = BlockPath.field("instructions");
+    JsonPath Path = InstsPath.element(P.Index);
+    Instruction *I = P.I;
+    forEach({P.O, &Path}, "deps", false, [&](JsonRef V, const JsonPath &DP) {
+      llvm::StringRef Name = asString(V, DP);
+      Instruction *D = Insts.lookup(Name);
+      if (Error)
+        return;
+      if (!D)
+        fail(DP, "no instruction named '" + Name + "' in this module");
+      else if (llvm::is_contained(I->dependencies(), D))
+        fail(DP, "'" + Name + "' is listed twice");
+      else
+        I->addDependency(D);
+    });
+  }
 }
 
-/// A BIR document nests about eight levels deep. llvm::json's parser
-/// recurses once per level, so a hostile document of a million nested arrays
-/// would overflow the stack: deeper nesting is refused, located, before
-/// parsing.
+/// A BIR document nests about eight levels deep. Deeper nesting is refused,
+/// located, before parsing: a hostile document of a million nested arrays
+/// gets a clear message instead of a million open containers (the parser
+/// keeps them on the heap, so it would not overflow the stack either).
 constexpr unsigned MaxNestingDepth = 256;
 
 llvm::Error checkNestingDepth(llvm::StringRef FileName, llvm::StringRef Text) {
@@ -609,26 +676,24 @@ llvm::Error checkNestingDepth(llvm::StringRef FileName, llvm::StringRef Text) {
   return llvm::Error::success();
 }
 
-/// llvm::json reports "[line:column, byte=offset]: message"; loom locates
-/// errors as "file:line:column: message", 1-based, from the byte offset.
-llvm::Error syntaxError(llvm::StringRef FileName, llvm::StringRef Text,
-                        llvm::StringRef Report) {
-  llvm::StringRef Rest = Report;
-  size_t Offset;
-  if (Rest.consume_front("[") && Rest.contains("byte=")) {
-    Rest = Rest.drop_until([](char C) { return C == '='; }).drop_front();
-    if (!Rest.consumeInteger(10, Offset) && Rest.consume_front("]: "))
-      return makeLocatedError(locate(FileName, Text, Offset),
-                              "not valid JSON: " + Rest);
-  }
-  return makeError(FileName + ": not valid JSON: " + Report);
-}
-
 } // namespace
 
-llvm::Expected<std::unique_ptr<Module>> moduleFromJson(const Value &V,
-                                                       llvm::StringRef Path) {
-  return Reader().readModule(V, Path.str());
+llvm::Expected<std::unique_ptr<Module>>
+moduleFromJson(const llvm::json::Value &V, llvm::StringRef Path) {
+  JsonDocument Doc;
+  Doc.assign(V);
+  JsonPath Root(Path);
+  return Reader().readModule(Doc.root(), Root);
+}
+
+llvm::Expected<std::unique_ptr<Module>> parseModule(llvm::StringRef Text,
+                                                    llvm::StringRef Path) {
+  JsonDocument Doc;
+  if (std::optional<JsonDocument::SyntaxError> E = Doc.parse(Text))
+    return makeError(Path + ": not valid JSON at byte " +
+                     llvm::Twine(E->Offset) + ": " + E->Message);
+  JsonPath Root(Path);
+  return Reader().readModule(Doc.root(), Root);
 }
 
 llvm::Expected<Program> parseProgram(llvm::StringRef Text,
@@ -641,12 +706,19 @@ llvm::Expected<Program> parseProgram(llvm::StringRef Text,
     return makeError(FileName + ": empty document");
   if (llvm::Error E = checkNestingDepth(FileName, Text))
     return E;
-  llvm::Expected<Value> V = llvm::json::parse(Text);
-  if (!V)
-    return syntaxError(FileName, Text, llvm::toString(V.takeError()));
-  llvm::Expected<Program> P = Reader().readProgram(*V);
+  llvm::Expected<Program> P = [&]() -> llvm::Expected<Program> {
+    // The nodes go before verification, which needs only the IR.
+    JsonDocument Doc;
+    if (std::optional<JsonDocument::SyntaxError> E = Doc.parse(Text))
+      return makeLocatedError(locate(FileName, Text, E->Offset),
+                              "not valid JSON: " + E->Message);
+    llvm::Expected<Program> P = Reader().readProgram(Doc.root());
+    if (!P)
+      return Located(P.takeError());
+    return P;
+  }();
   if (!P)
-    return Located(P.takeError());
+    return P.takeError();
   for (const auto &M : *P) {
     if (Opts.LncSize)
       M->getPassOptions().LncSize = *Opts.LncSize;

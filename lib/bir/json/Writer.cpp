@@ -1,135 +1,296 @@
 #include "loom/bir/json/BirJson.h"
 
 #include "loom/bir/ir/Instructions.h"
+#include "loom/bir/json/JsonPrinter.h"
 
-#include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/STLExtras.h"
-#include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/raw_ostream.h"
+
+#include <deque>
 
 namespace loom::bir {
 
-using llvm::json::Array;
-using llvm::json::Object;
-using llvm::json::Value;
+namespace {
+
+/// Builds an llvm::json::Value from the calls a JsonPrinter takes, for
+/// moduleToJson and programToJson. Numbers keep the types the Value
+/// constructors give the IR's fields: int64_t for the signed and the 32-bit
+/// ones, uint64_t for the 64-bit unsigned ones.
+class ValueBuilder {
+public:
+  void integer(int64_t V) { put(V); }
+  void unsignedInteger(uint64_t V) { put(V); }
+  void real(double V) { put(V); }
+  void boolean(bool V) { put(V); }
+  void string(llvm::StringRef S) { put(S.str()); }
+  void key(llvm::StringRef K) { Keys.back() = K.str(); }
+  void array(llvm::function_ref<void()> Body) {
+    container(llvm::json::Array(), Body);
+  }
+  void object(llvm::function_ref<void()> Body) {
+    container(llvm::json::Object(), Body);
+  }
+
+  llvm::json::Value take() { return std::move(Root); }
+
+private:
+  void container(llvm::json::Value Empty, llvm::function_ref<void()> Body) {
+    // A deque keeps the open containers in place while it grows.
+    Open.push_back(std::move(Empty));
+    Keys.emplace_back();
+    Body();
+    llvm::json::Value Done = std::move(Open.back());
+    Open.pop_back();
+    Keys.pop_back();
+    put(std::move(Done));
+  }
+
+  void put(llvm::json::Value V) {
+    if (Open.empty())
+      Root = std::move(V);
+    else if (llvm::json::Object *O = Open.back().getAsObject())
+      (*O)[Keys.back()] = std::move(V);
+    else
+      Open.back().getAsArray()->push_back(std::move(V));
+  }
+
+  llvm::json::Value Root = nullptr;
+  std::deque<llvm::json::Value> Open;
+  std::deque<std::string> Keys;
+};
+
+// The JSON form of each IR object, for either output (JsonPrinter or
+// ValueBuilder). Members are written in sorted key order, the order of the
+// saved form; JsonPrinter asserts it.
+
+template <typename Out>
+void field(Out &W, llvm::StringRef Key, llvm::StringRef V) {
+  W.key(Key);
+  W.string(V);
+}
+
+template <typename Out> void fieldBool(Out &W, llvm::StringRef Key, bool V) {
+  W.key(Key);
+  W.boolean(V);
+}
+
+template <typename Out> void fieldInt(Out &W, llvm::StringRef Key, int64_t V) {
+  W.key(Key);
+  W.integer(V);
+}
+
+template <typename Out>
+void fieldUnsigned(Out &W, llvm::StringRef Key, uint64_t V) {
+  W.key(Key);
+  W.unsignedInteger(V);
+}
+
+template <typename Out>
+void writeCores(Out &W, llvm::StringRef Key, llvm::ArrayRef<unsigned> Cores) {
+  W.key(Key);
+  W.array([&] {
+    for (unsigned C : Cores)
+      W.integer(C);
+  });
+}
+
+template <typename Out>
+void writeAccessPatterns(Out &W, llvm::StringRef Key,
+                         llvm::ArrayRef<AccessPattern> APs) {
+  W.key(Key);
+  W.array([&] {
+    for (const AccessPattern &AP : APs)
+      W.object([&] {
+        field(W, "dtype", enumName(AP.getType()));
+        // A pass may leave a location unset; the name "" then fails to load.
+        const MemoryLocation *L = AP.getLocation();
+        field(W, "memloc", L ? L->getName() : "");
+        fieldUnsigned(W, "offset", AP.getOffset());
+        fieldInt(W, "partitions", AP.getNumPartitions());
+        W.key("pattern");
+        W.array([&] {
+          for (const PatternDim &D : AP.getPattern())
+            W.array([&] {
+              W.integer(D.Step);
+              W.unsignedInteger(D.Count);
+            });
+        });
+        fieldInt(W, "start_partition", AP.getStartPartition());
+      });
+  });
+}
+
+/// The common fields and those of the opcode, merged in key order.
+template <typename Out> void writeInstruction(Out &W, const Instruction &I) {
+  using llvm::dyn_cast;
+  const auto *CC = dyn_cast<InstCollectiveCompute>(&I);
+  const auto *DMA = dyn_cast<InstDMACopy>(&I);
+  const auto *SB2SB = dyn_cast<InstGPSIMDSB2SB>(&I);
+  const auto *TC = dyn_cast<InstTensorCompletion>(&I);
+  const auto *SW = dyn_cast<InstSemaphoreWait>(&I);
+  const auto *CB = dyn_cast<InstCoreBarrier>(&I);
+  const auto *MM = dyn_cast<InstMatmul>(&I);
+  const auto *Act = dyn_cast<InstActivation>(&I);
+  const auto *TT = dyn_cast<InstTensorTensor>(&I);
+  const auto *MS = dyn_cast<InstMemset>(&I);
+  const auto *Br = dyn_cast<InstBranch>(&I);
+  const auto *Copy = dyn_cast<InstCopyBase>(&I);
+  W.object([&] {
+    if (DMA)
+      fieldBool(W, "accumulate", DMA->isAccumulate());
+    if (MM)
+      fieldBool(W, "accumulate", MM->isAccumulate());
+    if (CB)
+      writeCores(W, "cores", CB->getCores());
+    if (SW)
+      fieldInt(W, "count", SW->getCount());
+    W.key("deps");
+    W.array([&] {
+      for (const Instruction *D : I.dependencies())
+        W.string(D->getName());
+    });
+    field(W, "engine", enumName(I.getEngine()));
+    if (Act)
+      field(W, "func", enumName(Act->getFunc()));
+    if (CC)
+      writeCores(W, "group", CC->getGroup());
+    if (CB)
+      fieldInt(W, "id", CB->getId());
+    writeAccessPatterns(W, "inputs", I.inputs());
+    if (CC)
+      field(W, "kind", enumName(CC->getKind()));
+    if (Br)
+      field(W, "kind", enumName(Br->getKind()));
+    if (CC)
+      fieldBool(W, "local", CC->isLocal());
+    if (SB2SB)
+      fieldBool(W, "lowered", SB2SB->isLowered());
+    field(W, "name", I.getName());
+    if (TT)
+      field(W, "op", enumName(TT->getOp()));
+    fieldInt(W, "opcode", static_cast<unsigned>(I.getType()));
+    writeAccessPatterns(W, "outputs", I.outputs());
+    if (CC)
+      field(W, "reduce", enumName(CC->getReduceOp()));
+    if (Act) {
+      W.key("scale");
+      W.real(Act->getScale());
+    }
+    if (SW)
+      field(W, "semaphore", SW->getSemaphore());
+    // A copy without a signal has no "signal" field: absent means none.
+    if (Copy && Copy->getSignal()) {
+      const SemaphoreSignal &S = *Copy->getSignal();
+      W.key("signal");
+      W.object([&] {
+        fieldInt(W, "core", S.Core);
+        field(W, "semaphore", S.Semaphore);
+      });
+    }
+    if (Br && Br->getKind() == BranchKind::Loop)
+      fieldInt(W, "trip_count", Br->getTripCount());
+    field(W, "type", getInstructionTypeName(I.getType()));
+    if (MS) {
+      W.key("value");
+      W.real(MS->getValue());
+    }
+    if (TC) {
+      W.key("waits");
+      W.array([&] {
+        for (const CompletionWait &Wait : TC->getWaits())
+          W.object([&] {
+            fieldInt(W, "core", Wait.Core);
+            field(W, "instruction", Wait.Instruction);
+          });
+      });
+    }
+  });
+}
+
+template <typename Out> void writeBlock(Out &W, const BasicBlock &BB) {
+  W.object([&] {
+    W.key("instructions");
+    W.array([&] {
+      for (const auto &I : BB)
+        writeInstruction(W, *I);
+    });
+    field(W, "name", BB.getName());
+    W.key("successors");
+    W.array([&] {
+      for (const BasicBlock *S : BB.successors())
+        W.string(S->getName());
+    });
+  });
+}
+
+template <typename Out> void writeLocation(Out &W, const MemoryLocation &L) {
+  W.object([&] {
+    fieldBool(W, "allocated", L.isAllocated());
+    fieldUnsigned(W, "bytes_per_partition", L.getBytesPerPartition());
+    field(W, "dtype", enumName(L.getType()));
+    field(W, "kind", enumName(L.getKind()));
+    field(W, "name", L.getName());
+    fieldInt(W, "partitions", L.getNumPartitions());
+    // A local location has no "remote" field: absent means local.
+    if (const std::optional<RemoteRef> &R = L.getRemote()) {
+      W.key("remote");
+      W.object([&] {
+        fieldInt(W, "core", R->Core);
+        field(W, "memloc", R->MemLoc);
+      });
+    }
+    fieldUnsigned(W, "tensor_id", L.getTensorId());
+    fieldBool(W, "written_by_another_core", L.isWrittenByAnotherCore());
+  });
+}
+
+template <typename Out> void writeModule(Out &W, const Module &M) {
+  W.object([&] {
+    W.key("blocks");
+    W.array([&] {
+      for (const auto &BB : M.blocks())
+        writeBlock(W, *BB);
+    });
+    W.key("memory_locations");
+    W.array([&] {
+      for (const auto &L : M.getMemoryLocations().locations())
+        writeLocation(W, *L);
+    });
+    field(W, "name", M.getName());
+    fieldInt(W, "neuron_core_id", M.getNeuronCoreId());
+    const PassOptions &Opts = M.getPassOptions();
+    W.key("pass_options");
+    W.object([&] {
+      fieldInt(W, "lnc_size", Opts.LncSize);
+      field(W, "target", enumName(Opts.Arch));
+    });
+    fieldInt(W, "subgraph_id", M.getSubgraphId());
+  });
+}
+
+template <typename Out> void emitProgram(Out &W, const Program &P) {
+  W.object([&] {
+    W.key("modules");
+    W.array([&] {
+      for (const auto &M : P)
+        writeModule(W, *M);
+    });
+    fieldInt(W, "version", BirJsonVersion);
+  });
+}
+
+} // namespace
+
+void writeProgram(llvm::raw_ostream &OS, const Program &P) {
+  {
+    JsonPrinter W(OS, JsonPrinter::Layout::Saved);
+    emitProgram(W, P);
+  }
+  OS << '\n';
+}
 
 namespace {
 
-constexpr size_t LineWidth = 120;
-
-Value coresToJson(llvm::ArrayRef<unsigned> Cores) {
-  Array A;
-  for (unsigned C : Cores)
-    A.push_back(C);
-  return A;
-}
-
-Value accessPatternToJson(const AccessPattern &AP) {
-  Array Pattern;
-  for (const PatternDim &D : AP.getPattern())
-    Pattern.push_back(Array{D.Step, D.Count});
-  // A pass may leave a location unset; the name "" then fails to load.
-  const MemoryLocation *L = AP.getLocation();
-  return Object{{"memloc", L ? L->getName().str() : ""},
-                {"start_partition", AP.getStartPartition()},
-                {"partitions", AP.getNumPartitions()},
-                {"offset", AP.getOffset()},
-                {"pattern", std::move(Pattern)},
-                {"dtype", enumName(AP.getType())}};
-}
-
-Value accessPatternsToJson(llvm::ArrayRef<AccessPattern> APs) {
-  Array A;
-  for (const AccessPattern &AP : APs)
-    A.push_back(accessPatternToJson(AP));
-  return A;
-}
-
-void addAttributes(Object &O, const Instruction &I) {
-  using llvm::dyn_cast;
-  if (const auto *CC = dyn_cast<InstCollectiveCompute>(&I)) {
-    O["kind"] = enumName(CC->getKind());
-    O["group"] = coresToJson(CC->getGroup());
-    O["reduce"] = enumName(CC->getReduceOp());
-    O["local"] = CC->isLocal();
-  } else if (const auto *DMA = dyn_cast<InstDMACopy>(&I)) {
-    O["accumulate"] = DMA->isAccumulate();
-  } else if (const auto *SB2SB = dyn_cast<InstGPSIMDSB2SB>(&I)) {
-    O["lowered"] = SB2SB->isLowered();
-  } else if (const auto *TC = dyn_cast<InstTensorCompletion>(&I)) {
-    Array Waits;
-    for (const CompletionWait &W : TC->getWaits())
-      Waits.push_back(Object{{"core", W.Core}, {"instruction", W.Instruction}});
-    O["waits"] = std::move(Waits);
-  } else if (const auto *SW = dyn_cast<InstSemaphoreWait>(&I)) {
-    O["semaphore"] = SW->getSemaphore().str();
-    O["count"] = SW->getCount();
-  } else if (const auto *CB = dyn_cast<InstCoreBarrier>(&I)) {
-    O["id"] = CB->getId();
-    O["cores"] = coresToJson(CB->getCores());
-  } else if (const auto *MM = dyn_cast<InstMatmul>(&I)) {
-    O["accumulate"] = MM->isAccumulate();
-  } else if (const auto *Act = dyn_cast<InstActivation>(&I)) {
-    O["func"] = enumName(Act->getFunc());
-    O["scale"] = Act->getScale();
-  } else if (const auto *TT = dyn_cast<InstTensorTensor>(&I)) {
-    O["op"] = enumName(TT->getOp());
-  } else if (const auto *MS = dyn_cast<InstMemset>(&I)) {
-    O["value"] = MS->getValue();
-  } else if (const auto *Br = dyn_cast<InstBranch>(&I)) {
-    O["kind"] = enumName(Br->getKind());
-    if (Br->getKind() == BranchKind::Loop)
-      O["trip_count"] = Br->getTripCount();
-  }
-}
-
-Value instructionToJson(const Instruction &I) {
-  Array Deps;
-  for (const Instruction *D : I.dependencies())
-    Deps.push_back(D->getName().str());
-  Object O{{"name", I.getName().str()},
-           {"type", getInstructionTypeName(I.getType())},
-           {"opcode", static_cast<unsigned>(I.getType())},
-           {"engine", enumName(I.getEngine())},
-           {"inputs", accessPatternsToJson(I.inputs())},
-           {"outputs", accessPatternsToJson(I.outputs())},
-           {"deps", std::move(Deps)}};
-  addAttributes(O, I);
-  // A copy without a signal has no "signal" field: absent means none.
-  if (const auto *Copy = llvm::dyn_cast<InstCopyBase>(&I))
-    if (const std::optional<SemaphoreSignal> &S = Copy->getSignal())
-      O["signal"] = Object{{"core", S->Core}, {"semaphore", S->Semaphore}};
-  return O;
-}
-
-Value blockToJson(const BasicBlock &BB) {
-  Array Succs, Insts;
-  for (const BasicBlock *S : BB.successors())
-    Succs.push_back(S->getName().str());
-  for (const auto &I : BB)
-    Insts.push_back(instructionToJson(*I));
-  return Object{{"name", BB.getName().str()},
-                {"successors", std::move(Succs)},
-                {"instructions", std::move(Insts)}};
-}
-
-Value locationToJson(const MemoryLocation &L) {
-  Object O{{"name", L.getName().str()},
-           {"tensor_id", L.getTensorId()},
-           {"kind", enumName(L.getKind())},
-           {"dtype", enumName(L.getType())},
-           {"partitions", L.getNumPartitions()},
-           {"bytes_per_partition", L.getBytesPerPartition()},
-           {"written_by_another_core", L.isWrittenByAnotherCore()},
-           {"allocated", L.isAllocated()}};
-  // A local location has no "remote" field: absent means local.
-  if (const std::optional<RemoteRef> &R = L.getRemote())
-    O["remote"] = Object{{"core", R->Core}, {"memloc", R->MemLoc}};
-  return O;
-}
-
-/// Counts what is written to it: the length of a value's compact form
-/// without building the text.
+/// Counts what is written to it.
 class CountingStream : public llvm::raw_ostream {
 public:
   CountingStream() { SetUnbuffered(); }
@@ -140,114 +301,43 @@ private:
   uint64_t Count = 0;
 };
 
-/// Writes a document compactly where a value fits in the line and one member
-/// per line otherwise. Every container's compact length is computed once,
-/// bottom up, so saving is linear in the document, whatever its depth.
-class PrettyPrinter {
-public:
-  explicit PrettyPrinter(llvm::raw_ostream &OS) : OS(OS) {}
-
-  void print(const Value &V, unsigned Indent, size_t Column) {
-    const Object *O = V.getAsObject();
-    const Array *A = V.getAsArray();
-    if ((!O && !A) || Column + compactSize(V) <= LineWidth) {
-      llvm::json::OStream(OS).value(V);
-      return;
-    }
-    unsigned Inner = Indent + 2;
-    if (A) {
-      OS << "[\n";
-      for (size_t I = 0; I < A->size(); ++I) {
-        OS.indent(Inner);
-        print((*A)[I], Inner, Inner);
-        OS << (I + 1 < A->size() ? ",\n" : "\n");
-      }
-      OS.indent(Indent) << ']';
-      return;
-    }
-    std::vector<llvm::StringRef> Keys;
-    for (const auto &KV : *O)
-      Keys.push_back(KV.first);
-    llvm::sort(Keys);
-    OS << "{\n";
-    for (size_t I = 0; I < Keys.size(); ++I) {
-      OS.indent(Inner);
-      size_t KeyWidth = leafSize(Value(Keys[I])) + 2;
-      llvm::json::OStream(OS).value(Keys[I]);
-      OS << ": ";
-      print(*O->get(Keys[I]), Inner, Inner + KeyWidth);
-      OS << (I + 1 < Keys.size() ? ",\n" : "\n");
-    }
-    OS.indent(Indent) << '}';
-  }
-
-private:
-  static size_t leafSize(const Value &V) {
-    CountingStream C;
-    llvm::json::OStream(C).value(V);
-    return C.tell();
-  }
-
-  /// The length of V's compact form, as llvm::json writes it:
-  /// {"k":v,...} and [v,...].
-  size_t compactSize(const Value &V) {
-    const Object *O = V.getAsObject();
-    const Array *A = V.getAsArray();
-    if (!O && !A)
-      return leafSize(V);
-    auto It = Sizes.find(&V);
-    if (It != Sizes.end())
-      return It->second;
-    size_t Size = 2;
-    if (A) {
-      for (const Value &E : *A)
-        Size += compactSize(E) + 1;
-      Size -= A->empty() ? 0 : 1;
-    } else {
-      for (const auto &KV : *O)
-        Size += leafSize(Value(llvm::StringRef(KV.first))) + 1 +
-                compactSize(KV.second) + 1;
-      Size -= O->empty() ? 0 : 1;
-    }
-    Sizes[&V] = Size;
-    return Size;
-  }
-
-  llvm::raw_ostream &OS;
-  llvm::DenseMap<const Value *, size_t> Sizes;
-};
-
 } // namespace
 
-Value moduleToJson(const Module &M) {
-  Array Locs, Blocks;
-  for (const auto &L : M.getMemoryLocations().locations())
-    Locs.push_back(locationToJson(*L));
-  for (const auto &BB : M.blocks())
-    Blocks.push_back(blockToJson(*BB));
-  const PassOptions &Opts = M.getPassOptions();
-  return Object{{"name", M.getName().str()},
-                {"neuron_core_id", M.getNeuronCoreId()},
-                {"subgraph_id", M.getSubgraphId()},
-                {"pass_options", Object{{"lnc_size", Opts.LncSize},
-                                        {"target", enumName(Opts.Arch)}}},
-                {"memory_locations", std::move(Locs)},
-                {"blocks", std::move(Blocks)}};
-}
-
-Value programToJson(const Program &P) {
-  Array Modules;
-  for (const auto &M : P)
-    Modules.push_back(moduleToJson(*M));
-  return Object{{"version", BirJsonVersion}, {"modules", std::move(Modules)}};
-}
-
+// The text is written twice, once to measure it: a string that grows by
+// doubling would hold its old and new buffers at once, 1.5 to 2 times the
+// text, at the point where memory use peaks.
 std::string formatProgram(const Program &P) {
+  CountingStream Counter;
+  writeProgram(Counter, P);
+  std::string S;
+  S.reserve(Counter.tell());
+  llvm::raw_string_ostream OS(S);
+  writeProgram(OS, P);
+  OS.flush();
+  return S;
+}
+
+std::string formatModule(const Module &M) {
   std::string S;
   llvm::raw_string_ostream OS(S);
-  PrettyPrinter(OS).print(programToJson(P), 0, 0);
-  OS << '\n';
-  return OS.str();
+  {
+    JsonPrinter W(OS, JsonPrinter::Layout::Compact);
+    writeModule(W, M);
+  }
+  OS.flush();
+  return S;
+}
+
+llvm::json::Value moduleToJson(const Module &M) {
+  ValueBuilder B;
+  writeModule(B, M);
+  return B.take();
+}
+
+llvm::json::Value programToJson(const Program &P) {
+  ValueBuilder B;
+  emitProgram(B, P);
+  return B.take();
 }
 
 } // namespace loom::bir

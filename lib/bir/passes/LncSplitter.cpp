@@ -56,14 +56,15 @@ llvm::Error checkSplittable(const Program &P, const Subgraph &S, unsigned Lnc) {
 }
 
 /// The per-core copies of module Index, made through JSON so that they share
-/// nothing with it.
+/// nothing with it: the module is saved once, in compact form, and loaded
+/// once per core.
 llvm::Expected<Program> cloneForEveryCore(const Program &P, unsigned Index,
                                           unsigned Lnc) {
-  llvm::json::Value Saved = moduleToJson(*P[Index]);
+  std::string Saved = formatModule(*P[Index]);
   Program Copies;
   for (unsigned Core = 0; Core < Lnc; ++Core) {
     llvm::Expected<std::unique_ptr<Module>> Copy =
-        moduleFromJson(Saved, getModulePath(Index));
+        parseModule(Saved, getModulePath(Index));
     if (!Copy)
       return Copy.takeError();
     (*Copy)->setNeuronCoreId(Core);

@@ -13,6 +13,7 @@
 
 #include "llvm/Support/Error.h"
 #include "llvm/Support/JSON.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <optional>
 #include <string>
@@ -22,16 +23,29 @@ namespace loom::bir {
 /// The version this loom reads and writes.
 constexpr unsigned BirJsonVersion = 1;
 
+/// The saved text of a program: keys sorted, values that fit in 120 columns
+/// on one line, a final newline. Written straight from the IR in time linear
+/// in the text: writeProgram streams it to OS; formatProgram writes it twice,
+/// first only to count it, so that its string is allocated once.
+std::string formatProgram(const Program &P);
+void writeProgram(llvm::raw_ostream &OS, const Program &P);
+
+/// The JSON text of one module in compact form (no spaces or newlines,
+/// keys sorted), as lnc_splitter saves a module to copy it.
+std::string formatModule(const Module &M);
+
+/// Rebuilds a module from its JSON text, checking value types, ranges and
+/// that every name refers to something, but not the verifier's rules. Path
+/// is where the module sits in its document, for error messages
+/// ("<Path>.blocks[0].name: ..."; a syntax error names the byte offset).
+llvm::Expected<std::unique_ptr<Module>> parseModule(llvm::StringRef Text,
+                                                    llvm::StringRef Path);
+
+/// The same forms as llvm::json values, for code that wants a tree; they
+/// go through the writer and the reader above (a Value costs a heap object
+/// per node, so the tools do not use them).
 llvm::json::Value moduleToJson(const Module &M);
 llvm::json::Value programToJson(const Program &P);
-
-/// The saved text of a program: keys sorted, values that fit in 120 columns
-/// on one line, a final newline.
-std::string formatProgram(const Program &P);
-
-/// Rebuilds a module from its JSON form, checking value types, ranges and
-/// that every name refers to something, but not the verifier's rules. Path is
-/// where the module sits in its document, for error messages.
 llvm::Expected<std::unique_ptr<Module>>
 moduleFromJson(const llvm::json::Value &V, llvm::StringRef Path);
 
