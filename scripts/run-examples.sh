@@ -71,6 +71,17 @@ run_bir_examples() {
     local name
     name="$(basename "$example" .json)"
     local lowered="$OUT/bir/$name.lowered.json"
+    # The report attributes the lowered instructions (<collective>_...) to
+    # the collectives of the input program.
+    local collectives=()
+    local c
+    for c in $(python3 -c 'import json,sys
+for m in json.load(open(sys.argv[1]))["modules"][:1]:
+    for b in m["blocks"]:
+        for i in b["instructions"]:
+            if i["type"] == "CollectiveCompute": print(i["name"])' "$example"); do
+      collectives+=("--collective=$c")
+    done
     echo "== bir-opt --lnc=2 --pipeline=default --enable-ptcom --check-equivalence examples/bir/$name.json"
     ran=$((ran + 1))
     if "$BIN/bir-opt" --lnc=2 --pipeline=default --enable-ptcom \
@@ -78,7 +89,7 @@ run_bir_examples() {
          "$example" -o "$lowered" &&
        "$BIN/bir-opt" --emit=text "$lowered" -o "$OUT/bir/$name.lowered.txt" &&
        "$BIN/bir-sim" --schedules=20 --trace "$OUT/bir/$name.trace.json" \
-         "$lowered" > "$OUT/bir/$name.report.txt"; then
+         "${collectives[@]}" "$lowered" > "$OUT/bir/$name.report.txt"; then
       cat "$OUT/bir/$name.lowered.txt"
       echo "-- bir-sim --schedules=20 ${lowered#"$ROOT"/}"
       cat "$OUT/bir/$name.report.txt"

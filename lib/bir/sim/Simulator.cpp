@@ -613,12 +613,25 @@ llvm::Error SubgraphSim::linkSync() {
       StaticInst &S = C.Insts[Id];
       const Instruction &I = *S.I;
       if (S.Sync == SyncKind::Barrier || S.Sync == SyncKind::Collective) {
+        // A barrier meets the same name and id, a collective the same name,
+        // on the cores it lists: two collectives of one name over disjoint
+        // groups (pairs 0-1 and 2-3) are two meetings.
+        llvm::ArrayRef<unsigned> Cores =
+            S.Sync == SyncKind::Barrier
+                ? llvm::cast<InstCoreBarrier>(I).getCores()
+                : llvm::cast<InstCollectiveCompute>(I).getGroup();
         std::string Key =
             S.Sync == SyncKind::Barrier
                 ? (I.getName() + "\x1f" +
                    llvm::Twine(llvm::cast<InstCoreBarrier>(I).getId()))
                       .str()
                 : ("\x1e" + I.getName()).str();
+        // A barrier's cores are a set; a collective's group is in rank order.
+        std::vector<unsigned> Members(Cores.begin(), Cores.end());
+        if (S.Sync == SyncKind::Barrier)
+          llvm::sort(Members);
+        for (unsigned Core : Members)
+          Key += "\x1d" + std::to_string(Core);
         auto It = RdvIdx.find(Key);
         if (It == RdvIdx.end()) {
           It = RdvIdx.insert({Key, uint32_t(Rdv.size())}).first;
