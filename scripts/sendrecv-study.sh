@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The SendRecv engine study (docs/local-collectives.md ("Study")): runs
+# The SendRecv engine study (docs/local-collectives.md, "Study"): runs
 # sendrecv-study for the cost-model table and the simulated check, prints
 # the summaries and draws docs/images/sendrecv-engine-study.png with gnuplot
 # (Debian package gnuplot-nox).

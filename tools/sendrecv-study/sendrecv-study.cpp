@@ -3,7 +3,7 @@
 // sendrecv-study [--cost NAME=VALUE]... [--partitions=P] [--max-elems=N]
 // sendrecv-study --simulate [--cost NAME=VALUE]...
 //
-// The data behind docs/local-collectives.md ("Study"). For every BIR data type and
+// The data behind the study in docs/local-collectives.md. For every BIR data type and
 // every tile of 1..N elements per partition (P partitions), the table gives
 // the cost model's time of the swap's copy on each engine
 // lower_local_collectives can pick: one GPSIMDSB2SB (possible up to 256
@@ -234,7 +234,7 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(Cat);
   cl::ParseCommandLineOptions(argc, argv,
                               "GPSIMD vs DMA for a SendRecv swap under loom's cost model\n\n"
-                              "  Prints the table behind docs/local-collectives.md ("Study"), or with\n"
+                              "  Prints the table behind the study in docs/local-collectives.md, or with\n"
                               "  --simulate lowers and simulates a few tiles.\n");
   analysis::CostModelParams Params;
   for (const std::string &C : CostParams)
