@@ -181,6 +181,14 @@ std::optional<uint64_t> gather(const Storage &S, const RunShape &Shape,
   return Bad;
 }
 
+/// A write that covers every byte of S leaves it all initialized, so later
+/// accesses skip the per-byte flags (the flags are already all set).
+static void noteWholeWrite(Storage &S, const RunShape &Shape) {
+  if (Shape.WholePartitions && Shape.StartPartition == 0 &&
+      Shape.NumPartitions == S.Partitions)
+    S.AllInit = true;
+}
+
 void scatter(Storage &S, const RunShape &Shape, const uint8_t *Src) {
   uint8_t *Data = S.Data.data();
   uint8_t *Init = S.Init.data();
@@ -191,6 +199,7 @@ void scatter(Storage &S, const RunShape &Shape, const uint8_t *Src) {
       std::memset(Init + Off, 1, N);
     Src += N;
   });
+  noteWholeWrite(S, Shape);
 }
 
 std::optional<uint64_t>
@@ -226,6 +235,7 @@ copyRuns(const Storage &Src, const RunShape &SrcShape, Storage &Dst,
       }
     }
   });
+  noteWholeWrite(Dst, DstShape);
   return Bad;
 }
 
