@@ -738,6 +738,8 @@ private:
                            const MemoryLocation &L);
   llvm::Error verifyInstruction(unsigned Index, const Instruction &I,
                                 const std::string &Path);
+  llvm::Error verifyCopiesListTheirCore(unsigned Index, const Instruction &I,
+                                        const std::string &Path);
 
   const Program &P;
   std::map<unsigned, unsigned> ByCore;
@@ -771,10 +773,47 @@ llvm::Error SubgraphVerifier::verifyRemote(unsigned Index, size_t LocIndex,
   return llvm::Error::success();
 }
 
+/// Before lnc_splitter a subgraph has one module, for core 0, written for the
+/// whole logical core: every core will run a copy of it, identical but for
+/// its core id. A barrier or a local collective of that module must
+/// therefore list every core, or some core's copy would not take part in
+/// what it executes.
+llvm::Error SubgraphVerifier::verifyCopiesListTheirCore(unsigned Index,
+                                                        const Instruction &I,
+                                                        const std::string &Path) {
+  unsigned Lnc = P[Index]->getPassOptions().LncSize;
+  if (Lnc == 1 || ByCore.size() != 1 || P[Index]->getNeuronCoreId() != 0)
+    return llvm::Error::success();
+  llvm::ArrayRef<unsigned> Cores;
+  std::string Field;
+  if (const auto *CB = llvm::dyn_cast<InstCoreBarrier>(&I)) {
+    Cores = CB->getCores();
+    Field = ".cores";
+  } else if (const auto *CC = llvm::dyn_cast<InstCollectiveCompute>(&I)) {
+    if (!CC->isLocal())
+      return llvm::Error::success();
+    Cores = CC->getGroup();
+    Field = ".group";
+  } else {
+    return llvm::Error::success();
+  }
+  for (unsigned Core = 0; Core < Lnc; ++Core)
+    if (!llvm::is_contained(Cores, Core))
+      return failAt(Path + Field,
+                    "core " + llvm::Twine(Core) +
+                        " is not listed, but the module is not split yet: "
+                        "every core 0.." +
+                        llvm::Twine(Lnc - 1) +
+                        " of the logical core runs a copy of it");
+  return llvm::Error::success();
+}
+
 llvm::Error SubgraphVerifier::verifyInstruction(unsigned Index,
                                                 const Instruction &I,
                                                 const std::string &Path) {
   unsigned Self = P[Index]->getNeuronCoreId();
+  if (llvm::Error E = verifyCopiesListTheirCore(Index, I, Path))
+    return E;
   for (size_t K = 0; K < I.outputs().size(); ++K) {
     const MemoryLocation *L = I.outputs()[K].getLocation();
     if (!L->isRemote())

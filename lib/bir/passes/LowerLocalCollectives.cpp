@@ -352,7 +352,7 @@ Lowerer::extractAndGroupCCOps(SubgraphInfo &S) {
       if (!Copy)
         return makeError(Where + " is on core " + llvm::Twine(Core) +
                          " but missing on core " + llvm::Twine(Peer));
-      auto Disagree = [&](llvm::StringRef What, llvm::StringRef A,
+      auto Disagree = [&, Core = Core](llvm::StringRef What, llvm::StringRef A,
                           llvm::StringRef B) {
         return makeError(Where + ": the copies disagree in " + What + ": " +
                          A + " on core " + llvm::Twine(Core) + ", " + B +

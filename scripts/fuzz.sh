@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# usage: scripts/fuzz.sh [TARGET|all] [SECONDS]
+#
+# Builds the libFuzzer targets of fuzz/ with clang-14 and
+# -fsanitize=fuzzer,address,undefined (-fno-sanitize-recover=all: every
+# UBSan report is a crash) into build-fuzz/, builds the seed corpora into
+# build-fuzz/corpus/ and runs TARGET (default: every target, one after the
+# other) for SECONDS each (default 30). A crash leaves its input in
+# build-fuzz/crashes/<TARGET>/crash-* and the stack in
+# build-fuzz/crashes/<TARGET>/log; the script then exits 1.
+#
+# Environment: LOOM_FUZZ_BUILD_DIR (default build-fuzz), LOOM_JOBS (ninja
+# -j, default 1), LOOM_FUZZ_ARGS (more libFuzzer flags).
+# docs/robustness.md describes the targets and what they check.
+set -euo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+# clang-14 and its sanitizer and libFuzzer runtimes, besides what setup.sh
+# installs.
+source "$ROOT/scripts/packages.sh"
+loom_install_packages cmake ninja-build python3 llvm-14-dev llvm-14-tools \
+  libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev
+BUILD="${LOOM_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
+JOBS="${LOOM_JOBS:-1}"
+WHICH="${1:-all}"
+SECONDS_EACH="${2:-30}"
+
+TARGETS=(HloTextFuzzer HloPassesFuzzer HloEvalFuzzer BirJsonFuzzer BirSimFuzzer
+         NpyFuzzer PipelineFuzzer)
+dict_of() {
+  case "$1" in
+    Hlo*) echo "$ROOT/fuzz/hlo.dict" ;;
+    Bir*) echo "$ROOT/fuzz/bir.dict" ;;
+    *) echo "" ;;
+  esac
+}
+if [[ "$WHICH" != all ]]; then
+  found=0
+  for t in "${TARGETS[@]}"; do [[ "$t" == "$WHICH" ]] && found=1; done
+  if [[ $found == 0 ]]; then
+    echo "fuzz.sh: unknown target '$WHICH'; targets: ${TARGETS[*]}" >&2
+    exit 2
+  fi
+  TARGETS=("$WHICH")
+fi
+
+SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
+if [[ ! -f "$BUILD/build.ninja" ]]; then
+  CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$BUILD" -G Ninja \
+    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOM_FUZZ=ON \
+    -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link $SAN" \
+    -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link $SAN" \
+    -DCMAKE_EXE_LINKER_FLAGS="$SAN" >/dev/null
+fi
+ninja -C "$BUILD" -j"$JOBS" "${TARGETS[@]}"
+
+python3 "$ROOT/fuzz/make_corpus.py" "$BUILD/corpus" >/dev/null
+
+export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
+export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
+status=0
+for t in "${TARGETS[@]}"; do
+  out="$BUILD/crashes/$t"
+  mkdir -p "$out" "$BUILD/corpus/$t"
+  dict="$(dict_of "$t")"
+  args=(-max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=2048
+        -max_len=65536 -print_final_stats=1 -artifact_prefix="$out/")
+  [[ -n "$dict" ]] && args+=(-dict="$dict")
+  start=$(date +%s)
+  # shellcheck disable=SC2086
+  if "$BUILD/fuzz/$t" "${args[@]}" ${LOOM_FUZZ_ARGS:-} "$BUILD/corpus/$t" >"$out/log" 2>&1; then
+    execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$out/log" | grep -o '[0-9]*$' || true)
+    echo "$t: ok, ${execs:-?} executions in $(( $(date +%s) - start )) s"
+  else
+    status=1
+    echo "$t: FAILED after $(( $(date +%s) - start )) s; input and stack:"
+    ls "$out"/crash-* "$out"/timeout-* "$out"/oom-* "$out"/leak-* 2>/dev/null || true
+    grep -E -A40 '^==[0-9]+==ERROR|runtime error|fuzz check failed|ERROR: libFuzzer' "$out/log" | head -60
+  fi
+done
+exit $status
