@@ -254,8 +254,8 @@ Verdict runMutant(const Program &Before, const Program &Mutant,
       break;
     }
     for (size_t I = 0; I < Want.Data.size() && Same; ++I)
-      if (Want.Init[I] &&
-          (!Got->Init[I] || Got->Data[I] != Want.Data[I]))
+      if (Want.isInit(I) &&
+          (!Got->isInit(I) || Got->Data[I] != Want.Data[I]))
         Same = false;
     if (!Same)
       break;

@@ -162,7 +162,30 @@ TEST(SemanticsTest, CopyRunsReshapesAcrossPartitions) {
       copyRuns(Src, RunShape(In, 4), Dst, RunShape(Out, 8), Scratch).has_value());
   for (unsigned I = 0; I < 8; ++I)
     EXPECT_EQ(Dst.Data[I], I);
-  EXPECT_EQ(std::count(Dst.Init.begin(), Dst.Init.end(), 1), 8);
+  // A copy over the whole storage marks it initialized at once.
+  EXPECT_TRUE(Dst.AllInit);
+  for (unsigned I = 0; I < 8; ++I)
+    EXPECT_TRUE(Dst.isInit(I));
+}
+
+TEST(SemanticsTest, PartialWritesKeepPerByteFlags) {
+  // Storage without flags: nothing is initialized, a read says where.
+  Storage S = makeStorage(1, 8);
+  S.Init.clear();
+  AccessPattern Half(nullptr, 0, 1, 4, {{1, 4}}, DataType::UINT8);
+  std::vector<uint8_t> Out;
+  std::optional<uint64_t> Bad = gather(S, RunShape(Half, 8), Out);
+  ASSERT_TRUE(Bad.has_value());
+  EXPECT_EQ(*Bad, 4u);
+  // A partial write allocates the flags and marks only what it wrote.
+  const uint8_t Src[4] = {1, 2, 3, 4};
+  scatter(S, RunShape(Half, 8), Src);
+  EXPECT_FALSE(S.AllInit);
+  EXPECT_FALSE(S.isInit(3));
+  EXPECT_TRUE(S.isInit(4));
+  EXPECT_FALSE(gather(S, RunShape(Half, 8), Out).has_value());
+  AccessPattern All(nullptr, 0, 1, 0, {{1, 8}}, DataType::UINT8);
+  EXPECT_EQ(gather(S, RunShape(All, 8), Out), std::optional<uint64_t>(0));
 }
 
 } // namespace

@@ -114,12 +114,12 @@ llvm::Error checkEquivalence(const Program &Before, const Program &After,
       for (unsigned P = 0; P < B->Partitions; ++P)
         for (uint64_t E = 0; E < PerP; ++E) {
           uint64_t Off = uint64_t(P) * B->BytesPerPartition + E * Size;
-          if (!B->Init[Off])
+          if (!B->isInit(Off))
             continue;
           Bytes += Size;
           const uint8_t *VB = B->Data.data() + Off, *VA = A.Data.data() + Off;
-          bool Same = A.Init[Off] && std::memcmp(VA, VB, Size) == 0;
-          if (!Same && A.Init[Off] && !Exact && isFloatType(B->Type)) {
+          bool Same = A.isInit(Off) && std::memcmp(VA, VB, Size) == 0;
+          if (!Same && A.isInit(Off) && !Exact && isFloatType(B->Type)) {
             double X = loadValue(B->Type, VB), Y = loadValue(B->Type, VA);
             Same = (std::isnan(X) && std::isnan(Y)) || X == Y ||
                    (std::isfinite(X) && std::isfinite(Y) &&
@@ -129,7 +129,7 @@ llvm::Error checkEquivalence(const Program &Before, const Program &After,
             Tolerated |= std::memcmp(VA, VB, Size) != 0;
             continue;
           }
-          std::string VAs = A.Init[Off] ? formatElement(B->Type, VA)
+          std::string VAs = A.isInit(Off) ? formatElement(B->Type, VA)
                                         : std::string("uninitialized");
           return makeFailure(
               FailureKind::Mismatch,

@@ -81,7 +81,7 @@ NpyArray toNpy(const LocationState &L) {
   for (unsigned P = 0; P < L.Partitions; ++P)
     for (uint64_t E = 0; E < PerP; ++E) {
       uint64_t Off = uint64_t(P) * L.BytesPerPartition + E * Size;
-      if (!L.Init[Off])
+      if (!L.isInit(Off))
         continue;
       char *Dst = A.Data.data() + (uint64_t(P) * PerP + E) * OutSize;
       if (Widen) {

@@ -151,13 +151,15 @@ std::optional<uint64_t> gather(const Storage &S, const RunShape &Shape,
   const uint8_t *Init = S.Init.data();
   std::optional<uint64_t> Bad;
   bool Check = !S.AllInit;
+  // No flags and not all initialized: nothing is.
+  bool NoFlags = S.Init.empty();
   uint64_t Len = Shape.RunBytes;
   if (Len <= 4 && !Shape.WholePartitions) {
     // Element-strided: copy element by element without the memcpy call.
     Shape.forEachRun(S.BytesPerPartition, [&](uint64_t Off, uint64_t N) {
       if (Check && !Bad)
         for (uint64_t I = 0; I < N; ++I)
-          if (!Init[Off + I]) {
+          if (NoFlags || !Init[Off + I]) {
             Bad = Off + I;
             break;
           }
@@ -172,34 +174,45 @@ std::optional<uint64_t> gather(const Storage &S, const RunShape &Shape,
     return Bad;
   }
   Shape.forEachRun(S.BytesPerPartition, [&](uint64_t Off, uint64_t N) {
-    if (Check && !Bad)
-      if (const void *Z = std::memchr(Init + Off, 0, N))
+    if (Check && !Bad) {
+      if (NoFlags)
+        Bad = Off;
+      else if (const void *Z = std::memchr(Init + Off, 0, N))
         Bad = static_cast<const uint8_t *>(Z) - Init;
+    }
     std::memcpy(Dst, Data + Off, N);
     Dst += N;
   });
   return Bad;
 }
 
-/// A write that covers every byte of S leaves it all initialized, so later
-/// accesses skip the per-byte flags (the flags are already all set).
-static void noteWholeWrite(Storage &S, const RunShape &Shape) {
-  if (Shape.WholePartitions && Shape.StartPartition == 0 &&
-      Shape.NumPartitions == S.Partitions)
+/// A write that covers every byte of S leaves it all initialized: it needs
+/// no flags from then on, so later accesses skip them.
+static bool writesWhole(const Storage &S, const RunShape &Shape) {
+  return Shape.WholePartitions && Shape.StartPartition == 0 &&
+         Shape.NumPartitions == S.Partitions;
+}
+
+/// The flags a write must set, or null when it needs none.
+static uint8_t *flagsToMark(Storage &S, const RunShape &Shape) {
+  if (S.AllInit)
+    return nullptr;
+  if (writesWhole(S, Shape)) {
     S.AllInit = true;
+    return nullptr;
+  }
+  return S.initFlags();
 }
 
 void scatter(Storage &S, const RunShape &Shape, const uint8_t *Src) {
   uint8_t *Data = S.Data.data();
-  uint8_t *Init = S.Init.data();
-  bool Mark = !S.AllInit;
+  uint8_t *Init = flagsToMark(S, Shape);
   Shape.forEachRun(S.BytesPerPartition, [&](uint64_t Off, uint64_t N) {
     std::memcpy(Data + Off, Src, N);
-    if (Mark)
+    if (Init)
       std::memset(Init + Off, 1, N);
     Src += N;
   });
-  noteWholeWrite(S, Shape);
 }
 
 std::optional<uint64_t>
@@ -210,10 +223,20 @@ copyRuns(const Storage &Src, const RunShape &SrcShape, Storage &Dst,
   DstShape.forEachRun(Dst.BytesPerPartition, [&](uint64_t Off, uint64_t N) {
     Runs.push_back({Off, N});
   });
+  // Src's flags are read before Dst's are marked: Src and Dst may be one
+  // storage.
   const uint8_t *From = Src.Data.data(), *SrcInit = Src.Init.data();
-  uint8_t *To = Dst.Data.data(), *DstInit = Dst.Init.data();
-  bool Check = !Src.AllInit, Mark = !Dst.AllInit;
+  bool Check = !Src.AllInit, NoFlags = Src.Init.empty();
   std::optional<uint64_t> Bad;
+  if (Check && NoFlags && !Runs.empty())
+    Bad = std::optional<uint64_t>(SrcShape.Offset +
+                                  uint64_t(SrcShape.StartPartition) *
+                                      Src.BytesPerPartition);
+  Check = Check && !NoFlags;
+  uint8_t *To = Dst.Data.data();
+  uint8_t *DstInit = flagsToMark(Dst, DstShape);
+  SrcInit = Src.Init.data();
+  bool Mark = DstInit != nullptr;
   size_t Idx = 0;
   uint64_t Used = 0;
   SrcShape.forEachRun(Src.BytesPerPartition, [&](uint64_t Off, uint64_t N) {
@@ -235,7 +258,6 @@ copyRuns(const Storage &Src, const RunShape &SrcShape, Storage &Dst,
       }
     }
   });
-  noteWholeWrite(Dst, DstShape);
   return Bad;
 }
 

@@ -271,7 +271,6 @@ void seedStorage(Storage &S, uint64_t Seed) {
     for (uint64_t B = Elems * Size; B < S.BytesPerPartition; ++B)
       Row[B] = uint8_t(mix(H ^ B));
   }
-  std::fill(S.Init.begin(), S.Init.end(), 1);
   S.AllInit = true;
   S.Seeded = true;
 }
@@ -432,7 +431,6 @@ llvm::Error SubgraphSim::makeStorages() {
     S->Partitions = L.getNumPartitions();
     S->BytesPerPartition = L.getBytesPerPartition();
     S->Data.assign(Bytes, 0);
-    S->Init.assign(Bytes, 0);
     Storages.push_back(std::move(S));
     return Storages.back().get();
   };
@@ -808,7 +806,6 @@ llvm::Error SubgraphSim::applyInputs() {
           } else
             storeValue(S.Type, loadValue(DataType::FP32, From), Dst);
         }
-      std::fill(S.Init.begin(), S.Init.end(), 1);
       S.AllInit = true;
     }
   }
@@ -848,7 +845,6 @@ llvm::Error SubgraphSim::setup() {
     std::vector<uint8_t> &Cached = SeedCache[S->Id];
     if (Cached.size() == S->Data.size()) {
       S->Data = Cached;
-      std::fill(S->Init.begin(), S->Init.end(), 1);
       S->AllInit = true;
       continue;
     }
@@ -1655,6 +1651,7 @@ void SubgraphSim::finish(SimResult &R) {
     L.BytesPerPartition = S->BytesPerPartition;
     L.Data = std::move(S->Data);
     L.Init = std::move(S->Init);
+    L.AllInit = S->AllInit;
     R.Final.push_back(std::move(L));
   }
   if (R.NumCores < Cores.size())
@@ -1692,7 +1689,7 @@ std::string describeDifference(const LocationState &A, const LocationState &B,
   auto Val = [&](const LocationState &L) -> std::string {
     if (Base + Size > L.Data.size())
       return "?";
-    if (!L.Init[Base])
+    if (!L.isInit(Base))
       return "uninitialized";
     return formatElement(L.Type, L.Data.data() + Base);
   };
@@ -1799,10 +1796,12 @@ llvm::Expected<SimResult> simulate(const Program &P, const SimOptions &Opts,
     }
     for (size_t L = 0; L < First->Final.size(); ++L) {
       const LocationState &A = First->Final[L], &B = Other->Final[L];
-      if (A.Data == B.Data && A.Init == B.Init)
+      if (A.Data == B.Data &&
+          ((A.AllInit && B.AllInit) || (!A.AllInit && !B.AllInit &&
+                                        A.Init == B.Init)))
         continue;
       for (uint64_t I = 0; I < A.Data.size(); ++I) {
-        if (A.Data[I] == B.Data[I] && A.Init[I] == B.Init[I])
+        if (A.Data[I] == B.Data[I] && A.isInit(I) == B.isInit(I))
           continue;
         return makeFailure(
             FailureKind::Nondeterminism,

@@ -4,7 +4,9 @@
 // SharedDRAM location of the logical core. Remote locations have none of
 // their own; they resolve to the peer core's storage. Partition p occupies
 // bytes [p * BytesPerPartition, (p + 1) * BytesPerPartition) of Data, and
-// Init keeps one flag per byte (written, seeded or given as input).
+// Init keeps one flag per byte (written, seeded or given as input), allocated
+// only once a write covers part of the storage: a storage that is seeded,
+// given as input or written whole is AllInit and needs no flags.
 //
 // forEachRun walks the bytes an access pattern selects in element order
 // (docs/bir.md, "Element order") as maximal contiguous runs, so copies move
@@ -39,9 +41,20 @@ struct Storage {
   unsigned Partitions = 0;
   uint64_t BytesPerPartition = 0;
   std::vector<uint8_t> Data;
+  /// Empty while no byte is initialized or AllInit holds.
   std::vector<uint8_t> Init;
   /// Every byte initialized: reads skip the per-byte check.
   bool AllInit = false;
+
+  bool isInit(uint64_t Off) const {
+    return AllInit || (!Init.empty() && Init[Off]);
+  }
+  /// The per-byte flags, allocated (all clear) on first use.
+  uint8_t *initFlags() {
+    if (Init.empty())
+      Init.assign(Data.size(), 0);
+    return Init.data();
+  }
   /// Seeded because some core reads it before writing it.
   bool Seeded = false;
 };

@@ -115,8 +115,14 @@ struct LocationState {
   unsigned Partitions = 0;
   uint64_t BytesPerPartition = 0;
   std::vector<uint8_t> Data;
-  /// One flag per byte: written or an input.
+  /// One flag per byte, written or an input; empty when AllInit holds or no
+  /// byte is initialized. Read it through isInit.
   std::vector<uint8_t> Init;
+  bool AllInit = false;
+
+  bool isInit(uint64_t Off) const {
+    return AllInit || (!Init.empty() && Init[Off]);
+  }
 };
 
 /// A slice of the timeline (one execution) and a synchronization arrow.
