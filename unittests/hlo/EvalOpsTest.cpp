@@ -614,4 +614,51 @@ ENTRY e {
             "{1073741824, -1, 7}, 3)");
 }
 
+TEST(EvalOpsTest, UnverifiedResultShapesAreRefusedNotRead) {
+  // HloEvalFuzzer findings 2 and 4 (docs/robustness.md), as hlo-run
+  // --no-verify runs them: the interpreter refuses, naming the instruction,
+  // instead of reading past a buffer.
+  EXPECT_EQ(RunError(R"(
+HloModule m
+ENTRY e {
+  v = f32[] parameter(0)
+  ROOT dom = f64[] domain(v), domain={kind="sharding", entry={maximal device=0}, exit={maximal device=1}}
+})",
+                     {{Literal::CreateR0FromDouble(PrimitiveType::F32, 1)}}),
+            "domain 'dom': result f64[] must have the shape of operand 0 f32[], which it passes "
+            "through");
+  EXPECT_EQ(RunError(R"(
+HloModule m
+ENTRY e {
+  v = f32[] parameter(0)
+  t = token[] after-all()
+  ROOT d = f64[] add-dependency(v, t)
+})",
+                     {{Literal::CreateR0FromDouble(PrimitiveType::F32, 1)}}),
+            "add-dependency 'd': result f64[] must have the shape of operand 0 f32[], which it "
+            "passes through");
+  EXPECT_EQ(RunError(R"(
+HloModule m
+ENTRY e {
+  a = s32[1,3] parameter(0)
+  i = s32[7,4] parameter(1)
+  ROOT g = s32[7,3,5] gather(a, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1,3}
+})",
+                     {{Literal(Shape(PrimitiveType::S32, {1, 3})),
+                       Literal(Shape(PrimitiveType::S32, {7, 4}))}}),
+            "gather 'g': result s32[7,3,5] must be s32[7,3,4] for operand s32[1,3] and start "
+            "indices s32[7,4]");
+  // The shape XLA gives runs.
+  EXPECT_EQ(RunError(R"(
+HloModule m
+ENTRY e {
+  a = s32[1,3] parameter(0)
+  i = s32[7,4] parameter(1)
+  ROOT g = s32[7,3,4] gather(a, i), offset_dims={1}, collapsed_slice_dims={0}, start_index_map={0}, index_vector_dim=2, slice_sizes={1,3}
+})",
+                     {{Literal(Shape(PrimitiveType::S32, {1, 3})),
+                       Literal(Shape(PrimitiveType::S32, {7, 4}))}}),
+            "");
+}
+
 } // namespace

@@ -703,4 +703,78 @@ TEST(HloVerifier, AsyncCollectivePairs) {
   EXPECT_EQ(Verify(*b.module).find("'cps'"), std::string::npos);
 }
 
+TEST(HloVerifier, AllGatherWithGlobalDeviceIdsAndNoGroupsGathersEveryDevice) {
+  // HloPassesFuzzer finding 1 (docs/robustness.md): flattened ids without
+  // replica_groups are one group of replica_count x num_partitions devices,
+  // as the interpreter and neuron_looped_einsum_replacer read them.
+  Builder b;
+  b.module->SetHeaderAttribute("num_partitions", "8");
+  HloInstruction *w = b.Param(0, BF16({2, 4, 16}), "w");
+  b.Root(b.Op(HloOpcode::kAllGather, BF16({8, 4, 16}), {w}, "ag",
+              {{"channel_id", "1"}, {"use_global_device_ids", "true"}, {"dimensions", "{0}"}}));
+  EXPECT_INVALID(b, "computation 'main', instruction 'ag': all-gather result bf16[8,4,16] must "
+                    "be operand 0 bf16[2,4,16] with dimension 0 multiplied by the group size 8: "
+                    "bf16[16,4,16]");
+
+  Builder good;
+  good.module->SetHeaderAttribute("replica_count", "2");
+  good.module->SetHeaderAttribute("num_partitions", "4");
+  HloInstruction *v = good.Param(0, BF16({2, 4, 16}), "v");
+  good.Root(good.Op(HloOpcode::kAllGather, BF16({16, 4, 16}), {v}, "ag",
+                    {{"channel_id", "1"}, {"use_global_device_ids", "true"}, {"dimensions", "{0}"}}));
+  EXPECT_VALID(good);
+}
+
+TEST(HloVerifier, PassThroughOpsKeepTheOperandShape) {
+  // HloEvalFuzzer finding 2: XLA's HandleDomain / HandleAddDependency /
+  // HandleOptimizationBarrier; the interpreter hands the operand's buffer on.
+  Builder b;
+  HloInstruction *v = b.Param(0, F32({}), "v");
+  HloInstruction *t = b.Op(HloOpcode::kAfterAll, Shape::MakeToken(), {}, "t");
+  HloInstruction *d = b.Op(HloOpcode::kAddDependency, F32({}), {v, t}, "d");
+  HloInstruction *dom = b.Op(HloOpcode::kDomain, F32({}), {d}, "dom");
+  b.Root(b.Op(HloOpcode::kOptimizationBarrier, F32({}), {dom}, "ob"));
+  EXPECT_VALID(b);
+
+  Builder bad;
+  HloInstruction *x = bad.Param(0, F32({}), "x");
+  HloInstruction *tok = bad.Op(HloOpcode::kAfterAll, Shape::MakeToken(), {}, "tok");
+  HloInstruction *dep = bad.Op(HloOpcode::kAddDependency, T(PrimitiveType::F64, {}), {x, tok}, "dep");
+  HloInstruction *notok = bad.Op(HloOpcode::kAddDependency, F32({}), {x, x}, "notok");
+  HloInstruction *dm = bad.Op(HloOpcode::kDomain, T(PrimitiveType::F64, {}), {x}, "dm");
+  HloInstruction *ob = bad.Op(HloOpcode::kOptimizationBarrier, F32({2}), {x}, "ob");
+  bad.Root(bad.Op(HloOpcode::kTuple,
+                  Shape::MakeTuple({T(PrimitiveType::F64, {}), F32({}), T(PrimitiveType::F64, {}),
+                                    F32({2})}),
+                  {dep, notok, dm, ob}, "t"));
+  EXPECT_INVALID(bad, "instruction 'dep': add-dependency result f64[] must have the shape of its "
+                      "operand f32[]",
+                 "instruction 'notok': add-dependency operand 1 must be a token, got f32[]",
+                 "instruction 'dm': domain result f64[] must have the shape of its operand f32[]",
+                 "instruction 'ob': opt-barrier result f32[2] must have the shape of its operand "
+                 "f32[]");
+}
+
+TEST(HloVerifier, GatherResultIsTheInferredShape) {
+  // HloEvalFuzzer finding 4: XLA's gather shape rule.
+  auto attrs = [] {
+    return std::vector<std::pair<std::string, std::string>>{
+        {"offset_dims", "{1}"},      {"collapsed_slice_dims", "{0}"},
+        {"start_index_map", "{0}"},  {"index_vector_dim", "2"},
+        {"slice_sizes", "{1,3}"}};
+  };
+  Builder b;
+  HloInstruction *a = b.Param(0, T(PrimitiveType::S32, {1, 3}), "a");
+  HloInstruction *i = b.Param(1, T(PrimitiveType::S32, {7, 4}), "i");
+  b.Root(b.Op(HloOpcode::kGather, T(PrimitiveType::S32, {7, 3, 4}), {a, i}, "g", attrs()));
+  EXPECT_VALID(b);
+
+  Builder bad;
+  HloInstruction *a2 = bad.Param(0, T(PrimitiveType::S32, {1, 3}), "a");
+  HloInstruction *i2 = bad.Param(1, T(PrimitiveType::S32, {7, 4}), "i");
+  bad.Root(bad.Op(HloOpcode::kGather, T(PrimitiveType::S32, {7, 3, 5}), {a2, i2}, "g", attrs()));
+  EXPECT_INVALID(bad, "computation 'main', instruction 'g': gather of s32[1,3] at s32[7,4] has "
+                      "result s32[7,3,5]; expected s32[7,3,4]");
+}
+
 } // namespace

@@ -123,5 +123,79 @@ ENTRY %e {
   EXPECT_EQ(Message(ShapeInference::InferInstructionShape(*x)), "parameter has no inference rule");
 }
 
+TEST(ShapeInference, GatherIsBatchDimsThenOffsetDimsAtTheirPositions) {
+  // XLA's InferGatherShape: the batch dimensions are the indices' without
+  // index_vector_dim (here the rank: an implicit trailing 1), the offset
+  // dimensions slice_sizes without collapsed_slice_dims, at offset_dims.
+  GatherDimensionNumbers d;
+  d.offset_dims = {1};
+  d.collapsed_slice_dims = {0};
+  d.start_index_map = {0};
+  d.index_vector_dim = 2;
+  d.slice_sizes = {1, 3};
+  Shape s32_13(PrimitiveType::S32, {1, 3}), s32_74(PrimitiveType::S32, {7, 4});
+  EXPECT_EQ(Message(ShapeInference::InferGatherShape(s32_13, s32_74, d)), "ok: s32[7,3,4]");
+  // index_vector_dim inside the indices: that dimension is the vector.
+  d.index_vector_dim = 1;
+  EXPECT_EQ(Message(ShapeInference::InferGatherShape(F32({5, 3}), Shape(PrimitiveType::S32, {4, 1}),
+                                                     d)),
+            "ok: f32[4,3]");
+  d.offset_dims = {0};
+  EXPECT_EQ(Message(ShapeInference::InferGatherShape(F32({5, 3}), Shape(PrimitiveType::S32, {4, 1}),
+                                                     d)),
+            "ok: f32[3,4]");
+  // Batching dimensions (XLA's operand_batching_dims) drop out like
+  // collapsed ones.
+  GatherDimensionNumbers b;
+  b.offset_dims = {2};
+  b.collapsed_slice_dims = {1};
+  b.start_index_map = {1};
+  b.operand_batching_dims = {0};
+  b.start_indices_batching_dims = {0};
+  b.index_vector_dim = 2;
+  b.slice_sizes = {1, 1, 6};
+  EXPECT_EQ(Message(ShapeInference::InferGatherShape(F32({2, 5, 6}),
+                                                     Shape(PrimitiveType::S32, {2, 3, 1}), b)),
+            "ok: f32[2,3,6]");
+  // Failing rules.
+  d.start_index_map = {0, 1};
+  EXPECT_EQ(Message(ShapeInference::InferGatherShape(F32({5, 3}), Shape(PrimitiveType::S32, {4, 1}),
+                                                     d)),
+            "gather start_index_map {0,1} must have one entry per element of the index vector (1)");
+  d.start_index_map = {0};
+  d.slice_sizes = {2, 3};
+  EXPECT_EQ(Message(ShapeInference::InferGatherShape(F32({5, 3}), Shape(PrimitiveType::S32, {4, 1}),
+                                                     d)),
+            "gather slice size 2 of collapsed or batching dimension 0 must be 0 or 1");
+  d.slice_sizes = {1, 4};
+  EXPECT_EQ(Message(ShapeInference::InferGatherShape(F32({5, 3}), Shape(PrimitiveType::S32, {4, 1}),
+                                                     d)),
+            "gather slice_sizes {1,4}: size 4 of dimension 1 is out of range for operand f32[5,3]");
+  d.slice_sizes = {1, 3};
+  d.index_vector_dim = 3;
+  EXPECT_EQ(Message(ShapeInference::InferGatherShape(F32({5, 3}), Shape(PrimitiveType::S32, {4, 1}),
+                                                     d)),
+            "gather index_vector_dim 3 is out of range for start indices of rank 2");
+}
+
+TEST(ShapeInference, DomainAndGatherOfAnInstruction) {
+  auto module = ParseHloModule(
+      "HloModule m\n"
+      "ENTRY e {\n"
+      "  a = f32[5,3] parameter(0)\n"
+      "  i = s32[4] parameter(1)\n"
+      "  g = f32[4,3] gather(a, i), offset_dims={1}, collapsed_slice_dims={0}, "
+      "start_index_map={0}, index_vector_dim=1, slice_sizes={1,3}\n"
+      "  ROOT d = f32[4,3] domain(g), domain={kind=\"sharding\", entry={maximal device=0}, "
+      "exit={maximal device=1}}\n"
+      "}\n");
+  ASSERT_TRUE(static_cast<bool>(module)) << llvm::toString(module.takeError());
+  const HloInstruction *d = (*module)->entry_computation()->root_instruction();
+  EXPECT_TRUE(ShapeInference::HasRule(HloOpcode::kGather));
+  EXPECT_TRUE(ShapeInference::HasRule(HloOpcode::kDomain));
+  EXPECT_EQ(Message(ShapeInference::InferInstructionShape(*d)), "ok: f32[4,3]");
+  EXPECT_EQ(Message(ShapeInference::InferInstructionShape(*d->operand(0))), "ok: f32[4,3]");
+}
+
 } // namespace
 } // namespace loom::hlo

@@ -10,6 +10,8 @@
 #include "EvalInternal.h"
 #include "ElementTypes.h"
 
+#include "loom/hlo/ir/ShapeInference.h"
+
 #include <algorithm>
 #include <cstring>
 
@@ -132,12 +134,35 @@ llvm::Expected<Literal> EvalGather(const HloInstruction &inst, const Literal &op
   for (int64_t d = 0; d < in.rank(); ++d)
     if ((*slice_sizes)[d] < 0 || (*slice_sizes)[d] > in.dimensions(d))
       return EvalError(inst, "slice_sizes exceed the operand");
+  // The loop below walks the declared result and reads the index vector of
+  // each of its batch positions: only XLA's result shape (the verifier's
+  // rule, docs/hlo-verifier.md) keeps those reads inside the indices.
+  GatherDimensionNumbers dnums{*offset_dims,      *collapsed,        *start_index_map,
+                               *operand_batching, *indices_batching, *index_vector_dim,
+                               *slice_sizes};
+  llvm::Expected<Shape> expected = ShapeInference::InferGatherShape(in, idx, dnums);
+  if (!expected)
+    return EvalError(inst, llvm::toString(expected.takeError()));
+  if (expected->dimensions() != out.dimensions())
+    return EvalError(inst, "result " + out.ToString(false) + " must be " +
+                               expected->ToString(false) + " for operand " +
+                               in.ToString(false) + " and start indices " +
+                               idx.ToString(false));
+  Literal result(out);
+  // A zero slice size leaves nothing to read, and the clamped start could
+  // point one past the operand's end. Along an offset dimension the result
+  // is empty; along a collapsed one (XLA's rule allows 0) the result still
+  // has elements, whose values XLA does not define: refused, not made up.
+  if (llvm::is_contained(*slice_sizes, 0)) {
+    if (result.element_count() == 0)
+      return result;
+    return UnsupportedError(inst, "slice size 0 of a collapsed or batching dimension");
+  }
   // Position of an indices dimension among the batch dims.
   std::vector<int64_t> batch_position(idx.rank(), -1);
   for (int64_t d = 0, b = 0; d < idx.rank(); ++d)
     if (d != *index_vector_dim)
       batch_position[d] = b++;
-  Literal result(out);
   const int64_t bytes = ByteSizeOfPrimitiveType(in.element_type());
   const std::vector<int64_t> in_strides = RowMajorStrides(in.dimensions());
   const std::vector<int64_t> idx_strides = RowMajorStrides(idx.dimensions());

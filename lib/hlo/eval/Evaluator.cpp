@@ -393,6 +393,23 @@ std::vector<const Literal *> OperandsAt(const Operands &ops, size_t first, size_
   return out;
 }
 
+/// Same element types, dimensions and tuple structure; layouts and dynamic
+/// markers ignored: what a buffer needs to be read under the other shape.
+bool SameTypesAndDimensions(const Shape &a, const Shape &b) {
+  if (a.element_type() != b.element_type())
+    return false;
+  if (a.IsBuffer())
+    return SameTypesAndDimensions(a.buffer_shape(), b.buffer_shape());
+  if (!a.IsTuple())
+    return a.dimensions() == b.dimensions();
+  if (a.tuple_shapes_size() != b.tuple_shapes_size())
+    return false;
+  for (int64_t i = 0; i < a.tuple_shapes_size(); ++i)
+    if (!SameTypesAndDimensions(a.tuple_shapes(i), b.tuple_shapes(i)))
+      return false;
+  return true;
+}
+
 llvm::Error ExpectOperands(const HloInstruction &inst, const Operands &ops, size_t n) {
   if (ops.size() != n)
     return EvalError(inst, "expected " + llvm::Twine(n) + " operands, got " +
@@ -567,6 +584,15 @@ llvm::Expected<DeviceValues> Evaluator::ComputeLocal(const HloInstruction &inst,
         values[k].Reshape(operand_shape); // the operand's layout decides
         return EvalBitcast(inst, std::move(values[k]));
       }
+      // copy, optimization-barrier, add-dependency and domain pass the
+      // operand's buffer on under the result's shape; a different shape
+      // (which the verifier refuses, docs/hlo-verifier.md) would make the
+      // buffer be read as another type or size.
+      if (!SameTypesAndDimensions(values[k].shape(), inst.shape()))
+        return EvalError(inst, "result " + inst.shape().ToString(false) +
+                                   " must have the shape of operand 0 " +
+                                   values[k].shape().ToString(false) +
+                                   ", which it passes through");
       values[k].Reshape(inst.shape());
       return std::move(values[k]);
     });

@@ -275,6 +275,31 @@ llvm::Expected<DotDimensionNumbers> GetDotDimensionNumbers(const HloInstruction 
   return d;
 }
 
+llvm::Expected<GatherDimensionNumbers> GetGatherDimensionNumbers(const HloInstruction &inst) {
+  GatherDimensionNumbers d;
+  struct Field {
+    const char *name;
+    std::vector<int64_t> *out;
+    bool required;
+  } fields[] = {{"offset_dims", &d.offset_dims, true},
+                {"collapsed_slice_dims", &d.collapsed_slice_dims, false},
+                {"start_index_map", &d.start_index_map, true},
+                {"operand_batching_dims", &d.operand_batching_dims, false},
+                {"start_indices_batching_dims", &d.start_indices_batching_dims, false},
+                {"slice_sizes", &d.slice_sizes, true}};
+  for (Field &f : fields) {
+    auto list = GetIntListAttribute(inst, f.name, f.required);
+    if (!list)
+      return list.takeError();
+    *f.out = std::move(*list);
+  }
+  auto index_vector_dim = GetIntAttribute(inst, "index_vector_dim");
+  if (!index_vector_dim)
+    return index_vector_dim.takeError();
+  d.index_vector_dim = *index_vector_dim;
+  return d;
+}
+
 void SetDotDimensionNumbers(HloInstruction &inst, const DotDimensionNumbers &d) {
   // XLA prints only the non-empty lists, batch dims first.
   auto set = [&](const char *name, const std::vector<int64_t> &v) {

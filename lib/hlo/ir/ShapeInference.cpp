@@ -299,6 +299,113 @@ llvm::Expected<Shape> ShapeInference::InferGetTupleElementShape(const Shape &tup
   return tuple.tuple_shapes(index);
 }
 
+llvm::Expected<Shape> ShapeInference::InferGatherShape(const Shape &operand,
+                                                       const Shape &start_indices,
+                                                       const GatherDimensionNumbers &d) {
+  if (!operand.IsArray() || !start_indices.IsArray())
+    return makeError("gather needs array operands, got " + operand.ToString(false) + " and " +
+                     start_indices.ToString(false));
+  if (!IsIntegralType(start_indices.element_type()))
+    return makeError("gather start indices must be integers, got " +
+                     start_indices.ToString(false));
+  const int64_t operand_rank = operand.rank(), indices_rank = start_indices.rank();
+  const int64_t ivd = d.index_vector_dim;
+  if (ivd < 0 || ivd > indices_rank)
+    return makeError("gather index_vector_dim " + llvm::Twine(ivd) +
+                     " is out of range for start indices of rank " + llvm::Twine(indices_rank));
+  // XLA: an index_vector_dim equal to the rank is an implicit trailing 1.
+  const int64_t vector_size = ivd < indices_rank ? start_indices.dimensions(ivd) : 1;
+  if (static_cast<int64_t>(d.start_index_map.size()) != vector_size)
+    return makeError("gather start_index_map " + FormatIntList(d.start_index_map) +
+                     " must have one entry per element of the index vector (" +
+                     llvm::Twine(vector_size) + ")");
+  if (static_cast<int64_t>(d.slice_sizes.size()) != operand_rank)
+    return makeError("gather slice_sizes " + FormatIntList(d.slice_sizes) +
+                     " must have one entry per operand dimension (" + llvm::Twine(operand_rank) +
+                     ")");
+  if (d.operand_batching_dims.size() != d.start_indices_batching_dims.size())
+    return makeError("gather operand_batching_dims " + FormatIntList(d.operand_batching_dims) +
+                     " and start_indices_batching_dims " +
+                     FormatIntList(d.start_indices_batching_dims) + " differ in length");
+  auto check_dims = [](llvm::ArrayRef<int64_t> dims, int64_t rank, const char *what,
+                       bool sorted) -> llvm::Error {
+    std::vector<bool> seen(rank > 0 ? rank : 0, false);
+    for (size_t i = 0; i < dims.size(); ++i) {
+      int64_t v = dims[i];
+      if (v < 0 || v >= rank)
+        return makeError(llvm::Twine("gather ") + what + " " + FormatIntList(dims) +
+                         ": " + llvm::Twine(v) + " is out of range for rank " + llvm::Twine(rank));
+      if (seen[v])
+        return makeError(llvm::Twine("gather ") + what + " " + FormatIntList(dims) + ": " +
+                         llvm::Twine(v) + " is listed twice");
+      if (sorted && i > 0 && dims[i - 1] > v)
+        return makeError(llvm::Twine("gather ") + what + " " + FormatIntList(dims) +
+                         " must be sorted");
+      seen[v] = true;
+    }
+    return llvm::Error::success();
+  };
+  const int64_t batch_rank = indices_rank - (ivd < indices_rank ? 1 : 0);
+  const int64_t offset_rank = static_cast<int64_t>(d.offset_dims.size());
+  const int64_t result_rank = batch_rank + offset_rank;
+  if (llvm::Error e = check_dims(d.offset_dims, result_rank, "offset_dims", true))
+    return e;
+  if (llvm::Error e = check_dims(d.collapsed_slice_dims, operand_rank, "collapsed_slice_dims",
+                                 true))
+    return e;
+  if (llvm::Error e = check_dims(d.start_index_map, operand_rank, "start_index_map", false))
+    return e;
+  if (llvm::Error e = check_dims(d.operand_batching_dims, operand_rank,
+                                 "operand_batching_dims", true))
+    return e;
+  if (llvm::Error e = check_dims(d.start_indices_batching_dims, indices_rank,
+                                 "start_indices_batching_dims", false))
+    return e;
+  for (int64_t b : d.start_indices_batching_dims)
+    if (b == ivd)
+      return makeError("gather start_indices_batching_dims " +
+                       FormatIntList(d.start_indices_batching_dims) +
+                       " must not contain index_vector_dim " + llvm::Twine(ivd));
+  for (int64_t c : d.collapsed_slice_dims)
+    if (llvm::is_contained(d.operand_batching_dims, c))
+      return makeError("gather dimension " + llvm::Twine(c) +
+                       " is in both collapsed_slice_dims and operand_batching_dims");
+  for (int64_t i = 0; i < operand_rank; ++i) {
+    int64_t size = d.slice_sizes[i];
+    if (size < 0 || (operand.dimensions(i) != Shape::kUnboundedSize && size > operand.dimensions(i)))
+      return makeError("gather slice_sizes " + FormatIntList(d.slice_sizes) + ": size " +
+                       llvm::Twine(size) + " of dimension " + llvm::Twine(i) +
+                       " is out of range for operand " + operand.ToString(false));
+    bool collapsed = llvm::is_contained(d.collapsed_slice_dims, i) ||
+                     llvm::is_contained(d.operand_batching_dims, i);
+    if (collapsed && size > 1)
+      return makeError("gather slice size " + llvm::Twine(size) + " of collapsed or batching "
+                       "dimension " + llvm::Twine(i) + " must be 0 or 1");
+  }
+  // Window (offset) dimensions: slice_sizes without the collapsed and
+  // batching ones, in operand order.
+  std::vector<int64_t> window;
+  for (int64_t i = 0; i < operand_rank; ++i)
+    if (!llvm::is_contained(d.collapsed_slice_dims, i) &&
+        !llvm::is_contained(d.operand_batching_dims, i))
+      window.push_back(d.slice_sizes[i]);
+  if (static_cast<int64_t>(window.size()) != offset_rank)
+    return makeError("gather offset_dims " + FormatIntList(d.offset_dims) + " must have one "
+                     "entry per slice dimension that is neither collapsed nor batching (" +
+                     llvm::Twine(window.size()) + ")");
+  std::vector<int64_t> dims(result_rank);
+  for (int64_t i = 0, w = 0, b = 0; i < result_rank; ++i) {
+    if (llvm::is_contained(d.offset_dims, i)) {
+      dims[i] = window[w++];
+      continue;
+    }
+    if (b == ivd)
+      ++b;
+    dims[i] = start_indices.dimensions(b++);
+  }
+  return Shape(operand.element_type(), dims);
+}
+
 llvm::Expected<Shape>
 ShapeInference::InferAllReduceShape(llvm::ArrayRef<const Shape *> operands) {
   if (operands.empty())
@@ -324,6 +431,8 @@ bool ShapeInference::HasRule(HloOpcode opcode) {
   case HloOpcode::kAfterAll:
   case HloOpcode::kAddDependency:
   case HloOpcode::kOptimizationBarrier:
+  case HloOpcode::kDomain:
+  case HloOpcode::kGather:
   case HloOpcode::kWhile:
   case HloOpcode::kSelect:
   case HloOpcode::kClamp:
@@ -397,6 +506,19 @@ llvm::Expected<Shape> ShapeInference::InferInstructionShape(const HloInstruction
   case HloOpcode::kReplicaId:
   case HloOpcode::kPartitionId:
     return Shape(PrimitiveType::U32, {});
+  case HloOpcode::kDomain:
+    // XLA's ShapeVerifier::HandleDomain: the operand's shape.
+    if (llvm::Error e = need(1))
+      return e;
+    return *ops[0];
+  case HloOpcode::kGather: {
+    if (llvm::Error e = need(2))
+      return e;
+    llvm::Expected<GatherDimensionNumbers> dnums = GetGatherDimensionNumbers(inst);
+    if (!dnums)
+      return dnums.takeError();
+    return InferGatherShape(*ops[0], *ops[1], *dnums);
+  }
   case HloOpcode::kAddDependency:
   case HloOpcode::kOptimizationBarrier:
   case HloOpcode::kWhile:

@@ -124,6 +124,8 @@ private:
   void CheckSlice();
   void CheckConcatenate();
   void CheckReduce();
+  void CheckGather();
+  void CheckPassThrough();
   void CheckAllGather();
   void CheckAllReduce();
   void CheckReduceScatter();
@@ -469,6 +471,11 @@ void Verifier::CheckInstruction() {
   case HloOpcode::kSlice: return CheckSlice();
   case HloOpcode::kConcatenate: return CheckConcatenate();
   case HloOpcode::kReduce: return CheckReduce();
+  case HloOpcode::kGather: return CheckGather();
+  case HloOpcode::kDomain:
+  case HloOpcode::kAddDependency:
+  case HloOpcode::kOptimizationBarrier:
+    return CheckPassThrough();
   case HloOpcode::kAllGather: return CheckAllGather();
   case HloOpcode::kAllReduce: return CheckAllReduce();
   case HloOpcode::kReduceScatter: return CheckReduceScatter();
@@ -796,6 +803,41 @@ void Verifier::CheckReduce() {
          " parameters, has " + llvm::Twine(reducer->num_parameters()));
 }
 
+void Verifier::CheckGather() {
+  if (!ExpectOperandCount(2))
+    return;
+  auto dnums = GetGatherDimensionNumbers(*inst_);
+  if (!dnums)
+    return FailAccessor(dnums.takeError());
+  const Shape &operand = inst_->operand(0)->shape();
+  const Shape &indices = inst_->operand(1)->shape();
+  const Shape &out = inst_->shape();
+  std::optional<Shape> expected =
+      Inferred(ShapeInference::InferGatherShape(operand, indices, *dnums));
+  if (expected && !SameShape(out, *expected))
+    Fail("gather of " + Str(operand) + " at " + Str(indices) + " has result " + Str(out) +
+         "; expected " + Str(*expected));
+}
+
+void Verifier::CheckPassThrough() {
+  // XLA's ShapeVerifier (HandleDomain, HandleAddDependency,
+  // HandleOptimizationBarrier): the result is operand 0 unchanged, and the
+  // interpreter passes the operand's buffer on as the result.
+  HloOpcode opcode = inst_->opcode();
+  if (!ExpectOperandCount(opcode == HloOpcode::kAddDependency ? 2 : 1))
+    return;
+  const Shape &in = inst_->operand(0)->shape();
+  const Shape &out = inst_->shape();
+  if (!SameShape(in, out)) {
+    Fail(inst_->OpcodeText() + " result " + Str(out) + " must have the shape of its operand " +
+         Str(in));
+    return;
+  }
+  // XLA's HandleAddDependency: operand 1 is the token it depends on.
+  if (opcode == HloOpcode::kAddDependency && !inst_->operand(1)->shape().IsToken())
+    Fail("add-dependency operand 1 must be a token, got " + Str(inst_->operand(1)->shape()));
+}
+
 std::optional<int64_t> Verifier::CollectiveGroupSize(bool uniform_groups) {
   // XLA's mesh-axes form (`mesh['x'=2,'y'=2] {'y'}`) names the groups by
   // mesh axes; it is not decoded, so its size is unknown.
@@ -841,10 +883,17 @@ std::optional<int64_t> Verifier::CollectiveGroupSize(bool uniform_groups) {
     int64_t replicas = explicit_size ? explicit_size : module_.replica_count();
     if (__builtin_mul_overflow(replicas, module_.num_partitions(), &size))
       return std::nullopt;
-  } else {
-    // Flattened ids: the groups list global device ids. XLA requires them to
-    // be listed; an empty list gives no size.
+  } else if (explicit_size) {
+    // Flattened ids: the groups list global device ids.
     size = explicit_size;
+  } else {
+    // Flattened ids without groups: XLA's verifier refuses the form, but
+    // the interpreter (EvalCollectives.cpp, DeviceGroups) and
+    // neuron_looped_einsum_replacer (ImplicitGroup) both read it as one
+    // group of every device, replica_count x num_partitions, so the result
+    // is held to that group's size.
+    if (__builtin_mul_overflow(module_.replica_count(), module_.num_partitions(), &size))
+      return std::nullopt;
   }
   // Listed groups name ids 0..n-1. (XLA also ties n to replica_count or
   // num_partitions; its own test modules break that, and a module that does

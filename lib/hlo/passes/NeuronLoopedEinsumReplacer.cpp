@@ -384,6 +384,25 @@ Reason ResolveReplicaGroups(const CollectiveMatmulOptions &options, Plan &plan) 
            " partitions of each replica group: tp_degree/num_groups cannot express it";
   plan.tp_degree = static_cast<int64_t>(plan.groups.front().size());
   plan.num_groups = static_cast<int64_t>(plan.groups.size());
+  // The contract's rule (docs/collective-matmul-contract.md, "What the
+  // verifier checks"): the gathered weight is the local one with the
+  // all-gather dimension times the group, every partition of each replica
+  // group included without global ids. An all-gather whose result says
+  // otherwise (a module read without verification) is declined, not folded
+  // into a custom-call that fails the verifier.
+  int64_t group = plan.tp_degree;
+  if (GetGroupMode(ag) == GroupMode::kCrossReplicaAndPartition &&
+      __builtin_mul_overflow(group, NumPartitions(ag), &group))
+    return std::string("the all-gather's group size overflows");
+  const Shape &local = plan.local_weight->shape();
+  const int64_t d = plan.ag_dimension;
+  int64_t gathered_size;
+  if (d < 0 || d >= local.rank() || d >= plan.gathered_shape.rank() ||
+      __builtin_mul_overflow(local.dimensions(d), group, &gathered_size) ||
+      gathered_size != plan.gathered_shape.dimensions(d))
+    return "the all-gather makes " + plan.gathered_shape.ToString(false) + " from " +
+           local.ToString(false) + ", not dimension " + std::to_string(d) +
+           " multiplied by its group size " + std::to_string(group);
   if (!options.compat && !AreContiguous(plan.groups))
     return "non-contiguous replica groups " + FormatReplicaGroups(plan.groups) +
            ": tp_degree/num_groups cannot express them";

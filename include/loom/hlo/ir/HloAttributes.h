@@ -64,6 +64,21 @@ struct DotDimensionNumbers {
 llvm::Expected<DotDimensionNumbers> GetDotDimensionNumbers(const HloInstruction &inst);
 void SetDotDimensionNumbers(HloInstruction &inst, const DotDimensionNumbers &dnums);
 
+/// XLA's GatherDimensionNumbers, with the gather's slice_sizes.
+struct GatherDimensionNumbers {
+  std::vector<int64_t> offset_dims;
+  std::vector<int64_t> collapsed_slice_dims;
+  std::vector<int64_t> start_index_map;
+  std::vector<int64_t> operand_batching_dims;
+  std::vector<int64_t> start_indices_batching_dims;
+  int64_t index_vector_dim = 0;
+  std::vector<int64_t> slice_sizes;
+};
+/// From offset_dims, start_index_map, index_vector_dim and slice_sizes
+/// (required) and collapsed_slice_dims, operand_batching_dims,
+/// start_indices_batching_dims (empty when absent).
+llvm::Expected<GatherDimensionNumbers> GetGatherDimensionNumbers(const HloInstruction &inst);
+
 /// `replica_groups=`; an absent attribute is one group of everything,
 /// returned as an empty list (XLA's convention).
 llvm::Expected<ReplicaGroups> GetReplicaGroups(const HloInstruction &inst);

@@ -54,6 +54,14 @@ public:
   static llvm::Expected<Shape> InferReduceShape(llvm::ArrayRef<const Shape *> operands,
                                                 llvm::ArrayRef<int64_t> dimensions,
                                                 const HloComputation *reducer);
+  /// gather (XLA's InferGatherShape): the batch dimensions are the indices'
+  /// dimensions without index_vector_dim (an index_vector_dim equal to the
+  /// indices' rank is an implicit trailing 1), in order; the offset
+  /// dimensions are slice_sizes without collapsed_slice_dims and
+  /// operand_batching_dims, in order, at the positions offset_dims lists;
+  /// the element type is the operand's.
+  static llvm::Expected<Shape> InferGatherShape(const Shape &operand, const Shape &start_indices,
+                                                const GatherDimensionNumbers &dnums);
   static Shape InferTupleShape(llvm::ArrayRef<const Shape *> operands);
   static llvm::Expected<Shape> InferGetTupleElementShape(const Shape &tuple, int64_t index);
   /// all-reduce and all-reduce-start: each operand's shape (a tuple for
