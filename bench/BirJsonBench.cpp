@@ -217,19 +217,10 @@ int main(int argc, char **argv) {
   BirOpt = std::string(Self);
 
   if (Generate) {
-    Program P = bench::generateBirProgram(Opts);
-    if (llvm::Error E = verifyProgram(P)) {
-      llvm::errs() << "generated program does not verify: "
-                   << llvm::toString(std::move(E)) << "\n";
+    if (llvm::Error E = bench::writeGeneratedProgram(Opts, InputFile)) {
+      llvm::errs() << llvm::toString(std::move(E)) << "\n";
       return 1;
     }
-    std::error_code EC;
-    llvm::raw_fd_ostream OS(InputFile, EC);
-    if (EC) {
-      llvm::errs() << InputFile << ": " << EC.message() << "\n";
-      return 1;
-    }
-    writeProgram(OS, P);
   }
   llvm::ErrorOr<std::unique_ptr<llvm::MemoryBuffer>> Buf =
       llvm::MemoryBuffer::getFile(InputFile);

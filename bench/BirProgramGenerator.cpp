@@ -38,18 +38,9 @@ int main(int argc, char **argv) {
       return 2;
     }
   }
-  Program P = bench::generateBirProgram(Opts);
-  if (llvm::Error E = verifyProgram(P)) {
-    llvm::errs() << "generated program does not verify: "
-                 << llvm::toString(std::move(E)) << "\n";
+  if (llvm::Error E = bench::writeGeneratedProgram(Opts, OutFile)) {
+    llvm::errs() << llvm::toString(std::move(E)) << "\n";
     return 1;
   }
-  std::error_code EC;
-  llvm::raw_fd_ostream OS(OutFile, EC);
-  if (EC) {
-    llvm::errs() << OutFile << ": " << EC.message() << "\n";
-    return 1;
-  }
-  OS << formatProgram(P);
   return 0;
 }

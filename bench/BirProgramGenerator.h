@@ -22,6 +22,8 @@
 
 #include "loom/bir/ir/Instructions.h"
 #include "loom/bir/ir/Module.h"
+#include "loom/bir/ir/Verifier.h"
+#include "loom/bir/json/BirJson.h"
 
 #include "llvm/Support/Error.h"
 
@@ -247,6 +249,23 @@ private:
 /// A verified-shape program; see the file comment.
 inline Program generateBirProgram(const BirGeneratorOptions &O) {
   return detail::Generator(O).run();
+}
+
+/// Generates the program, verifies it and saves it to Path ("-" for stdout)
+/// in the saved JSON form.
+inline llvm::Error writeGeneratedProgram(const BirGeneratorOptions &O,
+                                         llvm::StringRef Path) {
+  Program P = generateBirProgram(O);
+  if (llvm::Error E = verifyProgram(P))
+    return llvm::createStringError(llvm::inconvertibleErrorCode(),
+                                   "generated program does not verify: " +
+                                       llvm::toString(std::move(E)));
+  std::error_code EC;
+  llvm::raw_fd_ostream OS(Path, EC);
+  if (EC)
+    return llvm::createStringError(EC, Path + ": " + EC.message());
+  writeProgram(OS, P);
+  return llvm::Error::success();
 }
 
 } // namespace loom::bir::bench
