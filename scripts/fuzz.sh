@@ -14,11 +14,8 @@
 # docs/robustness.md describes the targets and what they check.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# clang-14 and its sanitizer and libFuzzer runtimes, besides what setup.sh
-# installs.
 source "$ROOT/scripts/packages.sh"
-loom_install_packages cmake ninja-build python3 llvm-14-dev llvm-14-tools \
-  libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev
+loom_install_clang_toolchain
 BUILD="${LOOM_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 JOBS="${LOOM_JOBS:-1}"
 WHICH="${1:-all}"

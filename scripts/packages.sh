@@ -14,3 +14,10 @@ loom_install_packages() {
   $sudo apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}"
 }
+
+# loom_install_clang_toolchain: what fuzz.sh and sanitize.sh build with:
+# clang-14, its sanitizer and libFuzzer runtimes, and loom's own packages.
+loom_install_clang_toolchain() {
+  loom_install_packages cmake ninja-build python3 llvm-14-dev llvm-14-tools \
+    libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev
+}

@@ -11,11 +11,8 @@
 # -j, default 1). docs/robustness.md explains the clang build.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-# clang-14 and its sanitizer and libFuzzer runtimes, besides what setup.sh
-# installs.
 source "$ROOT/scripts/packages.sh"
-loom_install_packages cmake ninja-build python3 llvm-14-dev llvm-14-tools \
-  libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev
+loom_install_clang_toolchain
 BUILD="${LOOM_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 JOBS="${LOOM_JOBS:-1}"
 
