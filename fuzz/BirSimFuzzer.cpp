@@ -31,6 +31,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
   Opts.RaceCheck = !(Bits & 8);
   Opts.Schedules = (Bits & 16) ? 1 : 0;
   Opts.MaxSteps = 10000;
+  Opts.MaxWork = uint64_t(1) << 28;
   Opts.MaxMemory = uint64_t(64) << 20;
   Opts.RecordTrace = Bits & 32;
   auto R = sim::simulate(*P, Opts);

@@ -15,6 +15,7 @@
 #include "loom/bir/passes/Pass.h"
 #include "loom/bir/passes/Pipeline.h"
 #include "loom/bir/sim/Simulator.h"
+#include "loom/bir/sim/ToolOptions.h"
 #include "loom/support/Error.h"
 #include "loom/support/OutputFile.h"
 
@@ -43,18 +44,10 @@ cl::list<std::string> PassList("passes", cl::desc("Passes to run, in order"),
                                cl::value_desc("a,b,..."), cl::CommaSeparated,
                                cl::cat(BirOptCategory));
 
-cl::opt<unsigned> LncSize("lnc",
-                          cl::desc("Set lnc_size of every module (1, or 2 on "
-                                   "trn2) before verification"),
-                          cl::value_desc("N"), cl::cat(BirOptCategory));
-
-cl::opt<Target> TargetArch(
-    "target", cl::desc("Set the target of every module before verification"),
-    cl::values(clEnumValN(Target::Trn1, "trn1", "Trainium 1, lnc_size 1"),
-               clEnumValN(Target::Trn2, "trn2", "Trainium 2, lnc_size 1 or 2"),
-               clEnumValN(Target::Generic, "generic",
-                          "trn2's memories, lnc_size 1 to 8 (for studies)")),
-    cl::cat(BirOptCategory));
+sim::ToolOptions
+    Common(BirOptCategory,
+           "Set a cost-model parameter for --sendrecv-engine=cost-model, as "
+           "bir-sim's --cost (docs/cost-model.md)");
 
 // The backend passes' options, spelled as neuronx-cc spells them.
 cl::opt<uint64_t> SendRecvToGpsimdMaxBpp(
@@ -150,12 +143,6 @@ cl::opt<unsigned> CheckEquivalenceSchedules(
              "also runs, all required to agree (default 0)"),
     cl::cat(BirOptCategory));
 
-cl::list<std::string> CostParams(
-    "cost",
-    cl::desc("Set a cost-model parameter for --sendrecv-engine=cost-model, "
-             "as bir-sim's --cost (docs/cost-model.md)"),
-    cl::value_desc("NAME=VALUE"), cl::cat(BirOptCategory));
-
 const char Overview[] =
     "runs backend (BIR) passes over a program\n\n"
     "  Loads a program in the JSON form of docs/bir.md, applies --lnc and\n"
@@ -179,8 +166,7 @@ int failInput(llvm::Error E, llvm::StringRef Prefix = "") {
 /// checkUsage.
 BackendOptions getBackendOptions() {
   BackendOptions Opts;
-  for (const std::string &C : CostParams)
-    llvm::consumeError(analysis::parseCostModelAssignment(Opts.Cost, C));
+  llvm::consumeError(Common.applyCostParams(Opts.Cost));
   Opts.SendRecvToGpsimdMaxBpp = SendRecvToGpsimdMaxBpp;
   Opts.EnableRemoteSemaphoreDMA = EnableRemoteSemaphoreDMA;
   Opts.EnablePTCOM = EnablePTCOM;
@@ -202,23 +188,14 @@ llvm::Error checkUsage() {
   if (InputFilename.empty() && !PrintPipeline)
     return makeError("no input file; name one, or - for stdin");
   analysis::CostModelParams Cost;
-  for (const std::string &C : CostParams)
-    if (llvm::Error E = analysis::parseCostModelAssignment(Cost, C))
-      return makeError("--cost " + C + ": " + llvm::toString(std::move(E)));
-  bool HasTarget = TargetArch.getNumOccurrences();
-  if (HasTarget)
-    if (llvm::Error E =
-            checkPipelineOptions(getBackendOptions(), TargetArch.getValue()))
+  if (llvm::Error E = Common.applyCostParams(Cost))
+    return E;
+  if (Common.TargetArch.getNumOccurrences())
+    if (llvm::Error E = checkPipelineOptions(getBackendOptions(),
+                                             Common.TargetArch.getValue()))
       return E;
   // Without --target the modules keep their own, checked on loading.
-  unsigned Max =
-      getMaxLncSize(HasTarget ? TargetArch.getValue() : Target::Trn2);
-  if (LncSize.getNumOccurrences() && (LncSize < 1 || LncSize > Max)) {
-    std::string On =
-        HasTarget ? (" on " + enumName(TargetArch.getValue())).str() : "";
-    return makeError("--lnc must be from 1 to " + llvm::Twine(Max) + On);
-  }
-  return llvm::Error::success();
+  return Common.checkLncSize(Target::Trn2);
 }
 
 using PassVector = std::vector<std::unique_ptr<BirPass>>;
@@ -295,13 +272,13 @@ llvm::Error checkEquivalenceAround(Program &Before, const Program &After,
   return llvm::Error::success();
 }
 
-std::string render(const Program &P) {
+/// Streams the output straight into the file: a large program is never
+/// held a second time as one string.
+void render(llvm::raw_ostream &OS, const Program &P) {
   if (Emit == EmitKind::Json)
-    return formatProgram(P);
-  std::string S;
-  llvm::raw_string_ostream OS(S);
-  printProgram(OS, P);
-  return OS.str();
+    writeProgram(OS, P);
+  else
+    printProgram(OS, P);
 }
 
 } // namespace
@@ -327,8 +304,9 @@ int main(int argc, char **argv) {
     return failUsage(llvm::toString(std::move(E)));
   if (PrintPipeline) {
     // Without --target the pipeline is the one for trn2, BIR's default.
-    Target T = TargetArch.getNumOccurrences() ? TargetArch.getValue()
-                                              : PassOptions().Arch;
+    Target T = Common.TargetArch.getNumOccurrences()
+                   ? Common.TargetArch.getValue()
+                   : PassOptions().Arch;
     llvm::Expected<std::vector<PipelineEntry>> Entries =
         buildDefaultPipeline(getBackendOptions(), T);
     if (!Entries)
@@ -348,11 +326,7 @@ int main(int argc, char **argv) {
   llvm::Expected<std::string> Text = readInput(InputFilename);
   if (!Text)
     return failInput(Text.takeError());
-  LoadOptions Opts;
-  if (LncSize.getNumOccurrences())
-    Opts.LncSize = LncSize;
-  if (TargetArch.getNumOccurrences())
-    Opts.Arch = TargetArch;
+  LoadOptions Opts = Common.getLoadOptions();
   llvm::StringRef FileName =
       InputFilename == "-" ? llvm::StringRef("<stdin>") : InputFilename;
   llvm::Expected<Program> P = parseProgram(*Text, FileName, Opts);
@@ -379,12 +353,16 @@ int main(int argc, char **argv) {
       return failInput(B.takeError());
     Before = std::move(*B);
   }
+  // The program owns copies of everything it read: the text goes before the
+  // passes double the modules (docs/robustness.md, "Large BIR programs").
+  std::string().swap(*Text);
   if (llvm::Error E = runPasses(Passes, *P))
     return failInput(std::move(E), InputPrefix);
   if (CheckEquivalence)
     if (llvm::Error E = checkEquivalenceAround(*Before, *P, FileName))
       return failInput(std::move(E), InputPrefix);
-  if (llvm::Error E = writeOutputAtomically(OutputFilename, render(*P)))
+  if (llvm::Error E = writeOutputAtomically(
+          OutputFilename, [&](llvm::raw_ostream &OS) { render(OS, *P); }))
     return failInput(std::move(E));
   return 0;
 }

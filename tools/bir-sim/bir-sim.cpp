@@ -13,6 +13,7 @@
 
 #include "loom/bir/json/BirJson.h"
 #include "loom/bir/sim/Simulator.h"
+#include "loom/bir/sim/ToolOptions.h"
 #include "loom/support/Error.h"
 #include "loom/support/Npy.h"
 #include "loom/support/OutputFile.h"
@@ -42,17 +43,7 @@ cl::opt<bool> CheckEquivalence(
     cl::desc("Compare BEFORE.json and AFTER.json: run both on the same "
              "inputs and compare every location of BEFORE at exit"),
     cl::cat(Cat));
-cl::opt<unsigned> LncSize("lnc",
-                          cl::desc("Set lnc_size of every module before "
-                                   "verification"),
-                          cl::value_desc("N"), cl::cat(Cat));
-cl::opt<Target> TargetArch(
-    "target", cl::desc("Set the target of every module before verification"),
-    cl::values(clEnumValN(Target::Trn1, "trn1", "Trainium 1, lnc_size 1"),
-               clEnumValN(Target::Trn2, "trn2", "Trainium 2, lnc_size 1 or 2"),
-               clEnumValN(Target::Generic, "generic",
-                          "trn2's memories, lnc_size up to 8")),
-    cl::cat(Cat));
+sim::ToolOptions Common(Cat, "Set a cost-model parameter");
 cl::opt<uint64_t> Seed("seed",
                        cl::desc("Seed of the random inputs and schedules"),
                        cl::init(0), cl::cat(Cat));
@@ -79,10 +70,16 @@ cl::opt<bool> NoRaceCheck("no-race-check", cl::desc("Skip race detection"),
 cl::opt<uint64_t> MaxSteps("max-steps",
                            cl::desc("Instruction executions per core before "
                                     "giving up"),
-                           cl::init(10000000), cl::cat(Cat));
+                           cl::init(sim::SimOptions().MaxSteps), cl::cat(Cat));
 cl::opt<uint64_t> MaxMemory("max-memory",
                             cl::desc("Cap on the simulated storage, in bytes"),
-                            cl::init(uint64_t(4) << 30), cl::cat(Cat));
+                            cl::init(sim::SimOptions().MaxMemory),
+                            cl::cat(Cat));
+cl::opt<uint64_t> MaxWork(
+    "max-work",
+    cl::desc("Cap on a core's work: bytes its executions read and write, "
+             "plus matmul multiply-adds"),
+    cl::init(sim::SimOptions().MaxWork), cl::cat(Cat));
 cl::opt<std::string> TraceFile("trace",
                                cl::desc("Write the timeline in the Chrome "
                                         "trace event format"),
@@ -106,9 +103,6 @@ const std::string &costHelp() {
   return Help;
 }
 
-cl::list<std::string>
-    CostParams("cost", cl::desc("Set a cost-model parameter"),
-               cl::value_desc("NAME=VALUE"), cl::cat(Cat));
 cl::list<std::string>
     CollectiveNames("collective",
                     cl::desc("Attribute instructions named NAME_... to "
@@ -170,11 +164,7 @@ llvm::Expected<Program> load(llvm::StringRef Path) {
   llvm::Expected<std::string> Text = readInput(Path);
   if (!Text)
     return Text.takeError();
-  LoadOptions Opts;
-  if (LncSize.getNumOccurrences())
-    Opts.LncSize = LncSize;
-  if (TargetArch.getNumOccurrences())
-    Opts.Arch = TargetArch;
+  LoadOptions Opts = Common.getLoadOptions();
   llvm::StringRef Name = Path == "-" ? llvm::StringRef("<stdin>") : Path;
   llvm::Expected<Program> P = parseProgram(*Text, Name, Opts);
   if (!P)
@@ -234,7 +224,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM X(argc, argv);
   cl::HideUnrelatedOptions(Cat);
   // The parameter table is another file's static data: read it once main runs.
-  CostParams.setDescription(costHelp());
+  Common.CostParams.setDescription(costHelp());
   cl::SetVersionPrinter(
       [](llvm::raw_ostream &OS) { OS << "bir-sim (loom)\n"; });
   std::string ParseErrors;
@@ -249,11 +239,8 @@ int main(int argc, char **argv) {
     return failUsage(CheckEquivalence
                          ? "--check-equivalence needs BEFORE.json and AFTER.json"
                          : "name one program (or - for stdin)");
-  unsigned Max =
-      getMaxLncSize(TargetArch.getNumOccurrences() ? TargetArch.getValue()
-                                                   : Target::Generic);
-  if (LncSize.getNumOccurrences() && (LncSize < 1 || LncSize > Max))
-    return failUsage("--lnc must be from 1 to " + llvm::Twine(Max));
+  if (llvm::Error E = Common.checkLncSize(Target::Generic))
+    return failUsage(llvm::toString(std::move(E)));
 
   sim::SimOptions Opts;
   Opts.Seed = Seed;
@@ -261,12 +248,12 @@ int main(int argc, char **argv) {
   Opts.RaceCheck = !NoRaceCheck;
   Opts.MaxSteps = MaxSteps;
   Opts.MaxMemory = MaxMemory;
+  Opts.MaxWork = MaxWork;
   Opts.RecordTrace = !TraceFile.empty();
   for (const std::string &C : CollectiveNames)
     Opts.CollectiveNames.push_back(C);
-  for (const std::string &C : CostParams)
-    if (llvm::Error E = analysis::parseCostModelAssignment(Opts.Cost, C))
-      return failUsage("--cost " + C + ": " + llvm::toString(std::move(E)));
+  if (llvm::Error E = Common.applyCostParams(Opts.Cost))
+    return failUsage(llvm::toString(std::move(E)));
   for (llvm::StringRef In : InputValues) {
     auto [Spec, File] = In.split('=');
     if (File.empty() || Spec.empty())

@@ -2,6 +2,7 @@
 
 #include "BirTestModules.h"
 
+#include "loom/bir/analysis/CFGView.h"
 #include "loom/bir/ir/Printer.h"
 
 #include "gtest/gtest.h"
@@ -208,6 +209,43 @@ TEST(BirInstruction, SB2SBEffectiveBytes) {
       1024u);
 }
 
+// Destroying a module forgets its own edges at once but still removes the
+// edges that reach another module, so that one stays consistent.
+TEST(BirModule, TeardownKeepsOtherModulesConsistent) {
+  auto A = std::make_unique<Module>("a", 0, 0, PassOptions{});
+  Module B("b", 0, 0, PassOptions{});
+  BasicBlock *BA = A->createBlock("entry");
+  BasicBlock *BB = B.createBlock("entry");
+  Instruction *A0 =
+      BA->append(std::make_unique<InstTensorCopy>("a0", Engine::DVE));
+  Instruction *A1 =
+      BA->append(std::make_unique<InstTensorCopy>("a1", Engine::DVE));
+  Instruction *B0 =
+      BB->append(std::make_unique<InstTensorCopy>("b0", Engine::DVE));
+  Instruction *B1 =
+      BB->append(std::make_unique<InstTensorCopy>("b1", Engine::DVE));
+  A1->addNewDependency(A0);
+  B0->addNewDependency(A1);
+  A0->addNewDependency(B1);
+  A.reset();
+  EXPECT_TRUE(B0->dependencies().empty());
+  EXPECT_TRUE(B1->users().empty());
+}
+
+TEST(BirInstruction, AddNewDependencyPairsTheEdge) {
+  Module M("m", 0, 0, PassOptions{});
+  BasicBlock *BB = M.createBlock("entry");
+  Instruction *P =
+      BB->append(std::make_unique<InstTensorCopy>("p", Engine::DVE));
+  Instruction *U =
+      BB->append(std::make_unique<InstTensorCopy>("u", Engine::DVE));
+  U->addNewDependency(P);
+  ASSERT_EQ(U->dependencies().size(), 1u);
+  EXPECT_EQ(U->dependencies()[0], P);
+  ASSERT_EQ(P->users().size(), 1u);
+  EXPECT_EQ(P->users()[0], U);
+}
+
 TEST(BirModule, CFGView) {
   Module M("m", 0, 0, PassOptions{});
   BasicBlock *Entry = M.createBlock("entry");
@@ -216,7 +254,7 @@ TEST(BirModule, CFGView) {
   Entry->addSuccessor(Loop);
   Loop->addSuccessor(Loop);
   Loop->addSuccessor(Exit);
-  analysis::CFGView G = M.cfgView();
+  analysis::CFGView G = analysis::getCFGView(M);
   EXPECT_EQ(G.NumBlocks, 3u);
   EXPECT_EQ(G.Entry, 0u);
   EXPECT_EQ(G.Succs, (std::vector<std::vector<unsigned>>{{1}, {1, 2}, {}}));

@@ -48,6 +48,22 @@ TEST(LncSplitter, OneModulePerCoreIdenticalButForTheCoreId) {
   EXPECT_EQ(errorText(verifyProgram(P)), "");
 }
 
+// Core 0 keeps the module itself, so a split of L cores holds L modules at
+// its peak rather than L + 1 (docs/bir.md, "lnc_splitter").
+TEST(LncSplitter, CoreZeroKeepsTheModule) {
+  Program P;
+  P.push_back(smallModule(0, 4));
+  P[0]->getPassOptions().Arch = Target::Generic;
+  const Module *Original = P[0].get();
+  ASSERT_TRUE(llvm::cantFail(LncSplitter().run(P)));
+  ASSERT_EQ(P.size(), 4u);
+  EXPECT_EQ(P[0].get(), Original);
+  for (unsigned Core = 1; Core < 4; ++Core) {
+    EXPECT_NE(P[Core].get(), Original);
+    EXPECT_EQ(P[Core]->getNeuronCoreId(), Core);
+  }
+}
+
 TEST(LncSplitter, CopiesShareNoPointers) {
   Program P;
   P.push_back(smallModule());

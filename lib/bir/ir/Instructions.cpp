@@ -66,6 +66,11 @@ void Instruction::addDependency(Instruction *Dep) {
   Dep->Users.push_back(this);
 }
 
+void Instruction::addNewDependency(Instruction *Dep) {
+  Deps.push_back(Dep);
+  Dep->Users.push_back(this);
+}
+
 void Instruction::removeDependency(Instruction *Dep) {
   llvm::erase_value(Deps, Dep);
   llvm::erase_value(Dep->Users, this);
@@ -76,6 +81,17 @@ void Instruction::dropDependencyEdges() {
     llvm::erase_value(Dep->Users, this);
   for (Instruction *User : Users)
     llvm::erase_value(User->Deps, this);
+  Deps.clear();
+  Users.clear();
+}
+
+void Instruction::dropEdgesForModuleTeardown(const Module *M) {
+  for (Instruction *Dep : Deps)
+    if (Dep->getModule() != M)
+      llvm::erase_value(Dep->Users, this);
+  for (Instruction *User : Users)
+    if (User->getModule() != M)
+      llvm::erase_value(User->Deps, this);
   Deps.clear();
   Users.clear();
 }

@@ -36,6 +36,9 @@ std::string indexed(llvm::StringRef Path, llvm::StringRef Field, size_t I) {
   return at(Path + "." + Field, I);
 }
 
+/// Module Index of the program's document.
+std::string modulePath(unsigned Index) { return at("$.modules", Index); }
+
 std::string shapeOf(const AccessPattern &AP) {
   return ("[" + llvm::Twine(AP.getNumPartitions()) + " x " +
           llvm::Twine(AP.getNumElementsPerPartition()) + "]")
@@ -152,10 +155,13 @@ private:
   llvm::Error verifyCompletion(const InstTensorCompletion &I,
                                const std::string &P);
 
+  /// The path of I, found again only for an error message: keeping every
+  /// instruction's path would cost a string per instruction.
+  std::string instructionPath(const Instruction &I) const;
+
   const Module &M;
   std::string Path;
   llvm::StringSet<> InstNames;
-  llvm::DenseMap<const Instruction *, std::string> InstPaths;
   llvm::DenseMap<unsigned, const Instruction *> BarrierIds;
 };
 
@@ -286,7 +292,6 @@ llvm::Error ModuleVerifier::verifyInstruction(const Instruction &I,
   if (!InstNames.insert(I.getName()).second)
     return failAt(P + ".name",
                   "duplicate instruction name '" + I.getName() + "'");
-  InstPaths[&I] = P;
   if (!canRunOn(I.getType(), I.getEngine()))
     return failAt(P + ".engine", "engine " + enumName(I.getEngine()) +
                                      " cannot execute " + typeName(I));
@@ -628,16 +633,44 @@ struct Frame {
   size_t Next;
 };
 
+/// A cycle longer than this is named by its first and last instructions.
+constexpr size_t MaxCycleNamesShown = 16;
+
 /// "'a' -> 'b' -> 'a'" for the cycle that closes when the walk in Stack
-/// reaches Back again.
+/// reaches Back again; a long one reads "'a' -> ... (N more) ... -> 'z' ->
+/// 'a'", so that the message stays a line.
 std::string describeCycle(llvm::ArrayRef<Frame> Stack,
                           const Instruction *Back) {
   std::string Cycle;
   auto First =
       llvm::find_if(Stack, [&](const Frame &F) { return F.I == Back; });
-  for (const Frame &F : llvm::make_range(First, Stack.end()))
+  llvm::ArrayRef<Frame> Walk(&*First, Stack.end() - First);
+  size_t Head = Walk.size(), Tail = 0;
+  if (Walk.size() > MaxCycleNamesShown) {
+    Head = MaxCycleNamesShown / 2;
+    Tail = MaxCycleNamesShown / 2;
+  }
+  for (const Frame &F : Walk.take_front(Head))
     Cycle += "'" + F.I->getName().str() + "' -> ";
+  if (Tail) {
+    Cycle +=
+        "... (" + std::to_string(Walk.size() - Head - Tail) + " more) ... -> ";
+    for (const Frame &F : Walk.take_back(Tail))
+      Cycle += "'" + F.I->getName().str() + "' -> ";
+  }
   return Cycle + "'" + Back->getName().str() + "'";
+}
+
+std::string ModuleVerifier::instructionPath(const Instruction &I) const {
+  for (unsigned B = 0; B < M.getNumBlocks(); ++B) {
+    const BasicBlock &BB = *M.getBlock(B);
+    if (&BB != I.getBasicBlock())
+      continue;
+    size_t Index = std::distance(
+        BB.begin(), Instruction::List::const_iterator(I.getIterator()));
+    return indexed(indexed(Path, "blocks", B), "instructions", Index);
+  }
+  return Path;
 }
 
 // An instruction waits for its dependencies, so a cycle would wait forever.
@@ -663,7 +696,7 @@ llvm::Error ModuleVerifier::verifyAcyclic() {
           States[D] = State::Active;
           Stack.push_back({D, 0});
         } else if (It->second == State::Active) {
-          return failAt(InstPaths[D] + ".deps",
+          return failAt(instructionPath(*D) + ".deps",
                         "dependency cycle: " + describeCycle(Stack, D));
         }
       }
@@ -700,10 +733,6 @@ llvm::Error verifyRemoteTarget(const MemoryLocation &L, const Module *Peer) {
                      " [" + llvm::Twine(T->getNumPartitions()) + " x " +
                      llvm::Twine(T->getBytesPerPartition()) + " B]");
   return llvm::Error::success();
-}
-
-std::string getModulePath(unsigned Index) {
-  return ("$.modules[" + llvm::Twine(Index) + "]").str();
 }
 
 llvm::Error verifyModule(const Module &M, llvm::StringRef Path) {
@@ -767,7 +796,7 @@ const Instruction *SubgraphVerifier::findInstruction(unsigned Core,
 llvm::Error SubgraphVerifier::verifyRemote(unsigned Index, size_t LocIndex,
                                            const MemoryLocation &L) {
   std::string Path =
-      indexed(getModulePath(Index), "memory_locations", LocIndex) + ".remote";
+      indexed(modulePath(Index), "memory_locations", LocIndex) + ".remote";
   if (llvm::Error E = verifyRemoteTarget(L, module(L.getRemote()->Core)))
     return failAt(Path, llvm::toString(std::move(E)));
   return llvm::Error::success();
@@ -872,7 +901,7 @@ llvm::Error SubgraphVerifier::verify() {
   for (auto [Core, Index] : ByCore) {
     const Module &Mod = *P[Index];
     for (unsigned B = 0; B < Mod.getNumBlocks(); ++B) {
-      std::string BP = indexed(getModulePath(Index), "blocks", B);
+      std::string BP = indexed(modulePath(Index), "blocks", B);
       size_t K = 0;
       for (const auto &I : *Mod.getBlock(B))
         if (llvm::Error E =
@@ -903,7 +932,7 @@ llvm::Error verifyProgram(const Program &P) {
   const PassOptions &First = P[0]->getPassOptions();
   for (unsigned I = 0; I < P.size(); ++I) {
     const Module &M = *P[I];
-    std::string Path = getModulePath(I);
+    std::string Path = modulePath(I);
     if (llvm::Error E = verifyModule(M, Path))
       return E;
     const PassOptions &O = M.getPassOptions();

@@ -6,6 +6,7 @@
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringExtras.h"
@@ -617,6 +618,9 @@ std::vector<PatternDim> Reader::readPattern(const Obj &O) {
   return Pattern;
 }
 
+/// Dependency lists up to this long are searched for a repeated name.
+constexpr size_t MaxSearchedDeps = 16;
+
 // Dependencies may name instructions of later blocks, so they are resolved
 // once every instruction exists.
 void Reader::resolveDependencies(const JsonPath &ModulePath) {
@@ -628,17 +632,27 @@ void Reader::resolveDependencies(const JsonPath &ModulePath) {
     JsonPath InstsPath = BlockPath.field("instructions");
     JsonPath Path = InstsPath.element(P.Index);
     Instruction *I = P.I;
+    // A short list is searched; a long one (a barrier waiting for every
+    // instruction of a block) gets a set, so that the check stays linear.
+    llvm::DenseSet<const Instruction *> Listed;
     forEach({P.O, &Path}, "deps", false, [&](JsonRef V, const JsonPath &DP) {
       llvm::StringRef Name = asString(V, DP);
       Instruction *D = Insts.lookup(Name);
       if (Error)
         return;
-      if (!D)
+      if (!D) {
         fail(DP, "no instruction named '" + Name + "' in this module");
-      else if (llvm::is_contained(I->dependencies(), D))
+        return;
+      }
+      llvm::ArrayRef<Instruction *> Deps = I->dependencies();
+      if (Deps.size() == MaxSearchedDeps)
+        Listed.insert(Deps.begin(), Deps.end());
+      bool Twice = Deps.size() < MaxSearchedDeps ? llvm::is_contained(Deps, D)
+                                                 : !Listed.insert(D).second;
+      if (Twice)
         fail(DP, "'" + Name + "' is listed twice");
       else
-        I->addDependency(D);
+        I->addNewDependency(D);
     });
   }
 }
@@ -677,6 +691,10 @@ llvm::Error checkNestingDepth(llvm::StringRef FileName, llvm::StringRef Text) {
 }
 
 } // namespace
+
+std::string getModulePath(unsigned Index) {
+  return ("$.modules[" + llvm::Twine(Index) + "]").str();
+}
 
 llvm::Expected<std::unique_ptr<Module>>
 moduleFromJson(const llvm::json::Value &V, llvm::StringRef Path) {

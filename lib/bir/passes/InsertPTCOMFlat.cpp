@@ -40,6 +40,7 @@
 
 #include "loom/bir/passes/InsertPTCOMFlat.h"
 
+#include "loom/bir/analysis/CFGView.h"
 #include "loom/bir/analysis/PostDominators.h"
 #include "loom/bir/analysis/SCC.h"
 #include "loom/bir/ir/Instructions.h"
@@ -415,7 +416,7 @@ llvm::Expected<std::vector<PendingPTCOM>> planSubgraph(const Subgraph &S) {
   std::vector<llvm::StringMap<const Instruction *>> Names;
   for (const Module *M : Cores)
     Names.push_back(indexInstructions(*M));
-  CFGView G = Cores[0]->cfgView();
+  CFGView G = analysis::getCFGView(*Cores[0]);
   BlockTrace Trace = traceBlocks(*Cores[0], G, SCCInfo(G));
 
   std::vector<PendingPTCOM> Pending;
@@ -472,7 +473,7 @@ void insertPTCOMs(const Subgraph &S, llvm::ArrayRef<PendingPTCOM> Pending) {
 llvm::Expected<std::vector<PTCOMPlacement>>
 identifyPTCOMBlocks(llvm::ArrayRef<const Module *> Cores) {
   const Module &Core0 = *Cores[0];
-  CFGView G = Core0.cfgView();
+  CFGView G = analysis::getCFGView(Core0);
   PostDominatorTree PDT(G);
   SCCInfo SCCs(G);
   std::vector<bool> Reachable = reachableFrom(G, {G.Entry});

@@ -55,14 +55,17 @@ llvm::Error checkSplittable(const Program &P, const Subgraph &S, unsigned Lnc) {
                    llvm::Twine(Lnc - 1));
 }
 
-/// The per-core copies of module Index, made through JSON so that they share
-/// nothing with it: the module is saved once, in compact form, and loaded
-/// once per core.
-llvm::Expected<Program> cloneForEveryCore(const Program &P, unsigned Index,
-                                          unsigned Lnc) {
-  std::string Saved = formatModule(*P[Index]);
+/// The copies of module Index for cores 1..Lnc-1, made through JSON so that
+/// they share nothing with it: the module is saved once, in compact form, and
+/// loaded once per core. Core 0 keeps the module itself, which is already
+/// core 0's (checkSplittable), so a split holds Lnc modules, not Lnc + 1.
+llvm::Expected<Program> cloneForOtherCores(const Program &P, unsigned Index,
+                                           unsigned Lnc) {
   Program Copies;
-  for (unsigned Core = 0; Core < Lnc; ++Core) {
+  if (Lnc < 2)
+    return Copies;
+  std::string Saved = formatModule(*P[Index]);
+  for (unsigned Core = 1; Core < Lnc; ++Core) {
     llvm::Expected<std::unique_ptr<Module>> Copy =
         parseModule(Saved, getModulePath(Index));
     if (!Copy)
@@ -89,6 +92,7 @@ llvm::Expected<bool> LncSplitter::run(Program &Modules) {
   // a failure leaves it as it was.
   std::vector<Subgraph> Groups = groupBySubgraph(Modules);
   std::vector<Program> Copies(Groups.size());
+  std::vector<bool> Split(Groups.size());
   bool Changed = false;
   for (size_t G = 0; G < Groups.size(); ++G) {
     if (isSplit(Modules, Groups[G], Lnc))
@@ -96,10 +100,11 @@ llvm::Expected<bool> LncSplitter::run(Program &Modules) {
     if (llvm::Error E = checkSplittable(Modules, Groups[G], Lnc))
       return E;
     llvm::Expected<Program> C =
-        cloneForEveryCore(Modules, Groups[G].Modules[0], Lnc);
+        cloneForOtherCores(Modules, Groups[G].Modules[0], Lnc);
     if (!C)
       return C.takeError();
     Copies[G] = std::move(*C);
+    Split[G] = true;
     Changed = true;
   }
   if (!Changed)
@@ -107,13 +112,15 @@ llvm::Expected<bool> LncSplitter::run(Program &Modules) {
 
   Program Out;
   for (size_t G = 0; G < Groups.size(); ++G) {
-    if (Copies[G].empty()) {
+    if (!Split[G]) {
       llvm::sort(Groups[G].Modules, [&](unsigned A, unsigned B) {
         return Modules[A]->getNeuronCoreId() < Modules[B]->getNeuronCoreId();
       });
       for (unsigned I : Groups[G].Modules)
         Out.push_back(std::move(Modules[I]));
+      continue;
     }
+    Out.push_back(std::move(Modules[Groups[G].Modules[0]]));
     for (auto &Copy : Copies[G])
       Out.push_back(std::move(Copy));
   }

@@ -34,6 +34,7 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
+#include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
 #include <deque>
@@ -133,6 +134,10 @@ struct Dyn {
   uint64_t Exec = 0;
   uint64_t Seq = 0;
   llvm::SmallVector<std::pair<uint32_t, uint64_t>, 4> Needs;
+  /// Needs before this index are met (finished counts only grow), so an
+  /// instruction waiting for N others is checked in O(N) over the whole
+  /// run, not O(N) at every try.
+  uint32_t NeedsMet = 0;
 };
 
 enum class EngState : uint8_t { Idle, Running, Waiting };
@@ -698,7 +703,9 @@ llvm::Error SubgraphSim::prewalk(CoreSim &C) {
   std::vector<uint8_t> Touched(Storages.size(), 0);
   std::vector<uint64_t> Visits(C.BlockInsts.size(), 0);
   std::vector<uint32_t> Counters(C.BlockInsts.size(), 0);
-  uint64_t Steps = 0;
+  // The bytes one pass through each block reads and writes.
+  std::vector<uint64_t> BlockWork(C.BlockInsts.size(), 0);
+  uint64_t Steps = 0, Work = 0;
   int B = 0;
   while (B >= 0) {
     uint64_t N = C.BlockInsts[B].size();
@@ -714,6 +721,17 @@ llvm::Error SubgraphSim::prewalk(CoreSim &C) {
     if (Visits[B]++ == 0) {
       for (uint32_t Id : C.BlockInsts[B]) {
         StaticInst &S = C.Insts[Id];
+        for (const OperandInfo &Op : S.In)
+          BlockWork[B] = llvm::SaturatingAdd(BlockWork[B], Op.Bytes);
+        for (const OperandInfo &Op : S.Out)
+          BlockWork[B] = llvm::SaturatingAdd(BlockWork[B], Op.Bytes);
+        // A matmul's multiply-adds, K for each of its M x N outputs, cost
+        // more than its bytes (docs/simulator.md, "Limits").
+        if (llvm::isa<InstMatmul>(S.I) && !S.In.empty() && !S.Out.empty())
+          BlockWork[B] = llvm::SaturatingAdd(
+              BlockWork[B], llvm::SaturatingMultiply<uint64_t>(
+                                S.In[0].AP->getNumPartitions(),
+                                S.Out[0].AP->getNumElements()));
         if (S.Sync == SyncKind::Completion)
           continue;
         // Read before written in this core's order: an input. (Also for
@@ -739,6 +757,15 @@ llvm::Error SubgraphSim::prewalk(CoreSim &C) {
         }
       }
     }
+    Work = llvm::SaturatingAdd(Work, BlockWork[B]);
+    if (Work > O.MaxWork)
+      return fail(FailureKind::Error,
+                  llvm::formatv("core {0} does more than --max-work={1} "
+                                "units of work (bytes read and written, "
+                                "matmul multiply-adds; still running block "
+                                "'{2}')",
+                                C.Core, O.MaxWork, C.M->getBlock(B)->getName())
+                      .str());
     B = nextBlock(C, B, Counters);
   }
   for (unsigned Blk = 0; Blk < C.BlockInsts.size(); ++Blk)
@@ -1082,9 +1109,11 @@ void SubgraphSim::tryStart(CoreSim &C, unsigned E, double Now) {
   if (ES.St != EngState::Idle || ES.Q.empty())
     return;
   Dyn &D = ES.Q.front();
-  for (auto &[N, K] : D.Needs)
+  for (; D.NeedsMet < D.Needs.size(); ++D.NeedsMet) {
+    auto &[N, K] = D.Needs[D.NeedsMet];
     if (C.Insts[N].Finished < K)
       return;
+  }
   ES.Cur = std::move(D);
   ES.Q.pop_front();
   ES.Start = Now;

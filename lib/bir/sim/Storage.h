@@ -6,7 +6,8 @@
 // bytes [p * BytesPerPartition, (p + 1) * BytesPerPartition) of Data, and
 // Init keeps one flag per byte (written, seeded or given as input), allocated
 // only once a write covers part of the storage: a storage that is seeded,
-// given as input or written whole is AllInit and needs no flags.
+// given as input or written whole is AllInit and needs no flags (InitFlags,
+// shared with the LocationState a run returns).
 //
 // forEachRun walks the bytes an access pattern selects in element order
 // (docs/bir.md, "Element order") as maximal contiguous runs, so copies move
@@ -19,6 +20,7 @@
 
 #include "loom/bir/ir/AccessPattern.h"
 #include "loom/bir/ir/MemoryLocation.h"
+#include "loom/bir/sim/Simulator.h"
 
 #include "llvm/ADT/SmallVector.h"
 
@@ -30,7 +32,7 @@
 
 namespace loom::bir::sim {
 
-struct Storage {
+struct Storage : InitFlags {
   unsigned Id = 0;
   std::string Name;
   /// The core that owns it; none for SharedDRAM.
@@ -41,14 +43,6 @@ struct Storage {
   unsigned Partitions = 0;
   uint64_t BytesPerPartition = 0;
   std::vector<uint8_t> Data;
-  /// Empty while no byte is initialized or AllInit holds.
-  std::vector<uint8_t> Init;
-  /// Every byte initialized: reads skip the per-byte check.
-  bool AllInit = false;
-
-  bool isInit(uint64_t Off) const {
-    return AllInit || (!Init.empty() && Init[Off]);
-  }
   /// The per-byte flags, allocated (all clear) on first use.
   uint8_t *initFlags() {
     if (Init.empty())

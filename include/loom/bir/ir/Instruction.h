@@ -82,8 +82,12 @@ public:
   llvm::ArrayRef<Instruction *> dependencies() const { return Deps; }
   /// The instructions that wait for this one, in no particular order.
   llvm::ArrayRef<Instruction *> users() const { return Users; }
-  /// Adds Dep unless it is already a dependency.
+  /// Adds Dep unless it is already a dependency (a search of the list).
   void addDependency(Instruction *Dep);
+  /// Adds Dep, which the caller knows is not a dependency yet, in O(1): for
+  /// a loader that checks duplicates itself, so that an instruction waiting
+  /// for N others costs O(N), not O(N^2).
+  void addNewDependency(Instruction *Dep);
   void removeDependency(Instruction *Dep);
 
 protected:
@@ -92,8 +96,13 @@ protected:
 
 private:
   friend class BasicBlock;
+  friend class Module;
   /// Removes every edge to and from this instruction.
   void dropDependencyEdges();
+  /// Before module M is destroyed whole: forgets the edges within M without
+  /// updating their other ends (which go too), so the teardown is linear,
+  /// and removes the edges to other modules as dropDependencyEdges does.
+  void dropEdgesForModuleTeardown(const Module *M);
 
   const InstructionType Type;
   std::string Name;

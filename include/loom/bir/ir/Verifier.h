@@ -4,7 +4,9 @@
 // of the offending element in the JSON form of the program, for example
 // "$.modules[0].blocks[1].instructions[3].inputs[0]: ...", so an error in a
 // loaded document points at the text to fix. Paths follow the IR's order,
-// which is the document's order.
+// which is the document's order. The verifier writes its paths itself; code
+// that names a module of a document uses getModulePath of the JSON layer
+// (loom/bir/json/BirJson.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_BIR_IR_VERIFIER_H
@@ -17,9 +19,6 @@
 #include <string>
 
 namespace loom::bir {
-
-/// The path of module Index of a program document: "$.modules[Index]".
-std::string getModulePath(unsigned Index);
 
 /// Verifies one module; Path is the module's own path in its document.
 llvm::Error verifyModule(const Module &M, llvm::StringRef Path);

@@ -23,6 +23,9 @@ namespace loom::bir {
 /// The version this loom reads and writes.
 constexpr unsigned BirJsonVersion = 1;
 
+/// The JSON path of module Index of a program document: "$.modules[Index]".
+std::string getModulePath(unsigned Index);
+
 /// The saved text of a program: keys sorted, values that fit in 120 columns
 /// on one line, a final newline. Written straight from the IR in time linear
 /// in the text: writeProgram streams it to OS; formatProgram writes it twice,

@@ -69,6 +69,12 @@ struct SimOptions {
   uint64_t MaxSteps = 10000000;
   /// Bytes of simulated storage (the sum of every location's bytes).
   uint64_t MaxMemory = uint64_t(4) << 30;
+  /// Work of a core's executions in all: every execution's operand bytes
+  /// (read and written), plus a Matmul's K x M x N multiply-adds
+  /// (docs/simulator.md, "Limits"). Checked on the block walk before the
+  /// run, so a program over it fails at once instead of simulating for
+  /// hours under MaxSteps.
+  uint64_t MaxWork = uint64_t(16) << 30;
   analysis::CostModelParams Cost;
   std::vector<InputValue> Inputs;
   /// Names of collectives whose lowered instructions (named "<name>_...")
@@ -105,8 +111,21 @@ struct CoreReport {
   std::vector<std::pair<std::string, uint64_t>> CollectiveBytes;
 };
 
+/// Which bytes of a storage are initialized (written, seeded or an input).
+/// Init has one flag per byte; it is empty when AllInit holds or no byte is
+/// initialized, so a storage seeded, given as input or written whole keeps
+/// no flags. Read it through isInit.
+struct InitFlags {
+  std::vector<uint8_t> Init;
+  bool AllInit = false;
+
+  bool isInit(uint64_t Off) const {
+    return AllInit || (!Init.empty() && Init[Off]);
+  }
+};
+
 /// The contents of one storage at exit. Core is unset for SharedDRAM.
-struct LocationState {
+struct LocationState : InitFlags {
   unsigned Subgraph = 0;
   std::optional<unsigned> Core;
   std::string Name;
@@ -115,14 +134,6 @@ struct LocationState {
   unsigned Partitions = 0;
   uint64_t BytesPerPartition = 0;
   std::vector<uint8_t> Data;
-  /// One flag per byte, written or an input; empty when AllInit holds or no
-  /// byte is initialized. Read it through isInit.
-  std::vector<uint8_t> Init;
-  bool AllInit = false;
-
-  bool isInit(uint64_t Off) const {
-    return AllInit || (!Init.empty() && Init[Off]);
-  }
 };
 
 /// A slice of the timeline (one execution) and a synchronization arrow.
