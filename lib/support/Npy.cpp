@@ -179,6 +179,9 @@ std::string normalizeDescr(llvm::StringRef Descr) {
 }
 
 llvm::Expected<int64_t> elementCount(llvm::ArrayRef<int64_t> Dims) {
+  // An array with a zero dimension is empty whatever its other dimensions.
+  if (llvm::is_contained(Dims, 0))
+    return 0;
   int64_t Count = 1;
   for (int64_t D : Dims) {
     if (D != 0 && Count > std::numeric_limits<int64_t>::max() / D)

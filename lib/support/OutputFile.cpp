@@ -9,8 +9,13 @@
 namespace loom {
 
 llvm::Error writeOutputAtomically(llvm::StringRef Path, llvm::StringRef Contents) {
+  return writeOutputAtomically(Path, [&](llvm::raw_ostream &OS) { OS << Contents; });
+}
+
+llvm::Error writeOutputAtomically(llvm::StringRef Path,
+                                  llvm::function_ref<void(llvm::raw_ostream &)> Write) {
   if (Path == "-") {
-    llvm::outs() << Contents;
+    Write(llvm::outs());
     llvm::outs().flush();
     return llvm::Error::success();
   }
@@ -24,7 +29,7 @@ llvm::Error writeOutputAtomically(llvm::StringRef Path, llvm::StringRef Contents
     llvm::raw_fd_ostream OS(Path, EC, llvm::sys::fs::OF_None);
     if (EC)
       return makeError("cannot write '" + Path + "': " + EC.message());
-    OS << Contents;
+    Write(OS);
     OS.close();
     if (OS.has_error()) {
       OS.clear_error();
@@ -48,7 +53,7 @@ llvm::Error writeOutputAtomically(llvm::StringRef Path, llvm::StringRef Contents
     return makeError("cannot create a temporary file for '" + Path + "': " + EC.message());
   {
     llvm::raw_fd_ostream OS(FD, /*shouldClose=*/true);
-    OS << Contents;
+    Write(OS);
     OS.close();
     if (OS.has_error()) {
       OS.clear_error();

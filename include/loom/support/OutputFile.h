@@ -8,7 +8,9 @@
 #ifndef LOOM_SUPPORT_OUTPUTFILE_H
 #define LOOM_SUPPORT_OUTPUTFILE_H
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/Error.h"
 
 namespace loom {
@@ -18,6 +20,11 @@ namespace loom {
 /// followed (its target is replaced); a device or a pipe (/dev/null) is
 /// written in place, as renaming would replace it with a regular file.
 llvm::Error writeOutputAtomically(llvm::StringRef Path, llvm::StringRef Contents);
+
+/// Same, with the contents streamed by Write into the (temporary) file, so a
+/// large output is never held in memory as one string.
+llvm::Error writeOutputAtomically(llvm::StringRef Path,
+                                  llvm::function_ref<void(llvm::raw_ostream &)> Write);
 
 /// Reads a whole file ("-" is stdin).
 llvm::Expected<std::string> readInput(llvm::StringRef Path);

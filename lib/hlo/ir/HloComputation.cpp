@@ -4,6 +4,7 @@
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/DenseSet.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 namespace loom::hlo {
@@ -27,6 +28,8 @@ HloInstruction *HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
     op->AddUser(inst);
   instructions_.push_back(std::move(instruction));
   inst->self_ = std::prev(instructions_.end());
+  inst->order_index_ = order_.size();
+  order_.push_back(inst);
   if (inst->opcode() == HloOpcode::kParameter)
     RegisterParameter(inst);
   return inst;
@@ -56,6 +59,7 @@ llvm::Error HloComputation::RemoveInstruction(HloInstruction *inst) {
     return makeError("cannot remove '" + inst->name() + "': it has control successors");
   inst->DetachOperands();
   inst->DropAllControlDeps();
+  order_[inst->order_index_] = nullptr;
   instructions_.erase(inst->self_);
   return llvm::Error::success();
 }
@@ -114,7 +118,14 @@ bool HloComputation::RemoveDeadInstructions() {
   }
   for (HloInstruction *i : dead) {
     i->ClearUsers();
+    order_[i->order_index_] = nullptr;
     instructions_.erase(i->self_);
+  }
+  // Compact the text order while no walk can be running over it.
+  if (!dead.empty()) {
+    llvm::erase_value(order_, nullptr);
+    for (size_t k = 0; k < order_.size(); ++k)
+      order_[k]->order_index_ = k;
   }
   return !dead.empty();
 }
@@ -122,17 +133,40 @@ bool HloComputation::RemoveDeadInstructions() {
 std::vector<HloInstruction *> HloComputation::MakeInstructionPostOrder() const {
   std::vector<HloInstruction *> order;
   order.reserve(instructions_.size());
+  // Parsed modules list operands before users: when every operand and
+  // control predecessor is local and comes earlier in the text, the walk
+  // below would return the text order itself. Checking that costs no
+  // hashing.
+  bool text_order_is_post_order = true;
+  for (HloInstruction *inst : order_) {
+    if (!inst)
+      continue;
+    auto earlier = [&](const HloInstruction *dep) {
+      return dep->parent() == this && dep->order_index_ < inst->order_index_ &&
+             order_[dep->order_index_] == dep;
+    };
+    if (!llvm::all_of(inst->operands(), earlier) ||
+        !llvm::all_of(inst->control_predecessors(), earlier)) {
+      text_order_is_post_order = false;
+      break;
+    }
+    order.push_back(inst);
+  }
+  if (text_order_is_post_order)
+    return order;
+  order.clear();
   llvm::DenseSet<const HloInstruction *> visited;
+  visited.reserve(static_cast<unsigned>(instructions_.size()));
   // Explicit stack: chains of 100k instructions must not overflow.
   struct Frame {
     HloInstruction *inst;
     size_t next;
   };
   llvm::SmallVector<Frame, 32> stack;
-  for (const auto &owned : instructions_) {
-    if (!visited.insert(owned.get()).second)
+  for (HloInstruction *start : order_) {
+    if (!start || !visited.insert(start).second)
       continue;
-    stack.push_back({owned.get(), 0});
+    stack.push_back({start, 0});
     while (!stack.empty()) {
       Frame &f = stack.back();
       size_t num_ops = f.inst->operands().size();
@@ -155,9 +189,9 @@ std::vector<HloInstruction *> HloComputation::MakeInstructionPostOrder() const {
 }
 
 HloInstruction *HloComputation::GetInstructionWithName(llvm::StringRef name) const {
-  for (const auto &i : instructions_)
+  for (HloInstruction *i : instructions())
     if (i->name() == name)
-      return i.get();
+      return i;
   return nullptr;
 }
 

@@ -51,6 +51,12 @@ void HloInstruction::AddUser(HloInstruction *user) {
     user_index_->try_emplace(users_[i], i);
 }
 
+bool HloInstruction::HasUser(const HloInstruction *user) const {
+  if (user_index_)
+    return user_index_->count(const_cast<HloInstruction *>(user)) != 0;
+  return llvm::is_contained(users_, user);
+}
+
 void HloInstruction::RemoveUser(HloInstruction *user) {
   if (!user_index_) {
     auto it = llvm::find(users_, user);

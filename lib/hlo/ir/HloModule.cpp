@@ -2,8 +2,11 @@
 
 #include "loom/support/Error.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+
+#include <deque>
 
 namespace loom::hlo {
 
@@ -78,50 +81,87 @@ HloComputation *HloModule::GetComputationWithName(llvm::StringRef name) const {
   return nullptr;
 }
 
-std::vector<HloComputation *> HloModule::MakeComputationPostOrder() const {
+namespace {
+
+/// The computation post order, and (when `fused` is given) the computations
+/// fusion instructions call, from one walk over the instructions: every walk
+/// of a large module costs a cache miss per instruction.
+std::vector<HloComputation *>
+ComputationPostOrder(const std::vector<std::unique_ptr<HloComputation>> &computations,
+                     llvm::DenseSet<const HloComputation *> *fused) {
+  // Callees of every computation of the module, in attribute order.
+  llvm::DenseMap<const HloComputation *, std::vector<HloComputation *>> callees;
+  callees.reserve(static_cast<unsigned>(computations.size()));
+  for (const auto &owned : computations) {
+    std::vector<HloComputation *> &list = callees[owned.get()];
+    for (HloInstruction *i : owned->instructions()) {
+      llvm::ArrayRef<HloInstruction::Attribute> attributes = i->attributes();
+      if (attributes.empty())
+        continue;
+      bool fusion = fused && i->opcode() == HloOpcode::kFusion;
+      for (const HloInstruction::Attribute &a : attributes) {
+        for (HloComputation *callee : a.computations) {
+          if (fusion && a.name == "calls")
+            fused->insert(callee);
+          if (callee)
+            list.push_back(callee);
+        }
+      }
+    }
+  }
+  // A callee outside the module (only in a broken module) is walked when met.
+  std::deque<std::vector<HloComputation *>> outside;
+  auto callees_of = [&](HloComputation *c) -> const std::vector<HloComputation *> * {
+    auto it = callees.find(c);
+    if (it != callees.end())
+      return &it->second;
+    std::vector<HloComputation *> &list = outside.emplace_back();
+    for (HloInstruction *i : c->instructions())
+      for (const HloInstruction::Attribute &a : i->attributes())
+        for (HloComputation *callee : a.computations)
+          if (callee)
+            list.push_back(callee);
+    return &list;
+  };
   std::vector<HloComputation *> order;
+  order.reserve(computations.size());
   llvm::DenseSet<HloComputation *> visited;
+  visited.reserve(static_cast<unsigned>(computations.size()));
   struct Frame {
     HloComputation *comp;
-    std::vector<HloComputation *> callees;
+    const std::vector<HloComputation *> *callees;
     size_t next;
   };
+  // Explicit stack: call chains may be far deeper than the call stack.
   std::vector<Frame> stack;
-  auto callees = [](HloComputation *c) {
-    std::vector<HloComputation *> result;
-    for (HloInstruction *i : c->instructions())
-      for (HloComputation *callee : i->called_computations())
-        if (callee)
-          result.push_back(callee);
-    return result;
-  };
-  for (const auto &owned : computations_) {
+  for (const auto &owned : computations) {
     if (!visited.insert(owned.get()).second)
       continue;
-    stack.push_back({owned.get(), callees(owned.get()), 0});
+    stack.push_back({owned.get(), callees_of(owned.get()), 0});
     while (!stack.empty()) {
       Frame &f = stack.back();
-      if (f.next == f.callees.size()) {
+      if (f.next == f.callees->size()) {
         order.push_back(f.comp);
         stack.pop_back();
         continue;
       }
-      HloComputation *callee = f.callees[f.next++];
+      HloComputation *callee = (*f.callees)[f.next++];
       if (visited.insert(callee).second)
-        stack.push_back({callee, callees(callee), 0});
+        stack.push_back({callee, callees_of(callee), 0});
     }
   }
   return order;
 }
 
+} // namespace
+
+std::vector<HloComputation *> HloModule::MakeComputationPostOrder() const {
+  return ComputationPostOrder(computations_, nullptr);
+}
+
 std::vector<HloComputation *> HloModule::MakeNonfusionComputations() const {
   llvm::DenseSet<const HloComputation *> fused;
-  for (const auto &c : computations_)
-    for (HloInstruction *i : c->instructions())
-      if (i->opcode() == HloOpcode::kFusion)
-        for (HloComputation *callee : i->CalledComputations("calls"))
-          fused.insert(callee);
-  std::vector<HloComputation *> order = MakeComputationPostOrder();
+  std::vector<HloComputation *> order = ComputationPostOrder(computations_, &fused);
   llvm::erase_if(order, [&](HloComputation *c) { return fused.contains(c); });
   return order;
 }

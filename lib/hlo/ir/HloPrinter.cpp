@@ -12,6 +12,9 @@
 #include "loom/hlo/ir/HloInstruction.h"
 #include "loom/hlo/ir/HloModule.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+#include "llvm/Support/raw_ostream.h"
+
 #include <charconv>
 
 namespace loom::hlo {
@@ -21,7 +24,9 @@ class TextPrinter {
 public:
   explicit TextPrinter(std::string &out) : out_(out) {}
 
-  void AppendModule(const HloModule &module);
+  /// Appends the module; `flush` runs after the header and after each
+  /// computation, so a streaming caller can hand the text on in pieces.
+  void AppendModule(const HloModule &module, llvm::function_ref<void()> flush = [] {});
   void AppendComputation(const HloComputation &computation);
   void AppendInstruction(const HloInstruction &instruction);
   void AppendShape(const Shape &shape, bool print_layout);
@@ -240,7 +245,7 @@ void TextPrinter::AppendComputation(const HloComputation &computation) {
   out_ += computation.trailer();
 }
 
-void TextPrinter::AppendModule(const HloModule &module) {
+void TextPrinter::AppendModule(const HloModule &module, llvm::function_ref<void()> flush) {
   out_ += "HloModule ";
   out_ += module.name();
   for (const HloModule::HeaderAttribute &attribute : module.header_attributes()) {
@@ -255,22 +260,26 @@ void TextPrinter::AppendModule(const HloModule &module) {
     out_ += module.stack_frame_index();
     out_ += '\n';
   }
+  flush();
   for (const HloComputation *computation : module.MakeComputationPostOrder()) {
     out_ += '\n';
     AppendComputation(*computation);
     out_ += '\n';
+    flush();
   }
 }
 
-// Dump text runs to roughly this many bytes per instruction; reserving it
-// up front keeps appends from reallocating the buffer on large modules.
-constexpr size_t kBytesPerInstructionEstimate = 160;
+// Dump text with metadata runs to 200-250 bytes per instruction. Reserving
+// more than that up front keeps appends from reallocating (and copying) the
+// buffer on large modules; the pages never written are never touched, so the
+// excess costs address space, not memory.
+constexpr size_t kBytesPerInstructionEstimate = 384;
 
 } // namespace
 
 std::string HloInstruction::ToString() const {
   std::string out;
-  out.reserve(kBytesPerInstructionEstimate);
+  out.reserve(160);
   TextPrinter(out).AppendInstruction(*this);
   return out;
 }
@@ -287,6 +296,16 @@ std::string HloModule::ToString() const {
   out.reserve(kBytesPerInstructionEstimate * (instruction_count() + 1));
   TextPrinter(out).AppendModule(*this);
   return out;
+}
+
+void HloModule::Print(llvm::raw_ostream &os) const {
+  // One computation at a time: the text of a large module is never held
+  // whole, and each piece's buffer is reused for the next.
+  std::string out;
+  TextPrinter(out).AppendModule(*this, [&] {
+    os << out;
+    out.clear();
+  });
 }
 
 } // namespace loom::hlo

@@ -112,12 +112,18 @@ bool Shape::is_static() const {
 
 std::optional<int64_t> Shape::ElementsIn() const {
   int64_t N = 1;
+  bool Overflow = false, Empty = false;
   for (int64_t D : dims_) {
     if (D < 0)
       return std::nullopt;
-    if (__builtin_mul_overflow(N, D, &N))
-      return std::nullopt;
+    Empty |= D == 0;
+    Overflow |= __builtin_mul_overflow(N, D, &N);
   }
+  // A zero dimension makes the shape empty whatever the others multiply to.
+  if (Empty)
+    return 0;
+  if (Overflow)
+    return std::nullopt;
   return N;
 }
 

@@ -136,7 +136,13 @@ private:
   /// Names visible to the operands of one computation's instructions.
   struct Scope {
     HloComputation *computation = nullptr;
-    NameMap<HloInstruction *> instructions;
+    /// Each instruction by name, with its shape as written at its
+    /// definition (empty when inferred).
+    struct Defined {
+      HloInstruction *instruction = nullptr;
+      llvm::StringRef shape_text;
+    };
+    NameMap<Defined> instructions;
     HloInstruction *root = nullptr;
     HloInstruction *last = nullptr;
   };
@@ -276,6 +282,8 @@ private:
   const char *error_at_ = nullptr;
   llvm::StringRef current_instruction_;
   bool shape_mismatch_ = false;
+  /// The shape text of the instruction ParseInstructionBody just read.
+  llvm::StringRef body_shape_text_;
 
   std::unique_ptr<HloModule> module_;
   NameMap<HloComputation *> computations_by_name_;
@@ -565,6 +573,8 @@ bool Parser::ParseArrayShape(Shape *out, const Shape *expect) {
   int64_t rank = 0;
   int64_t elements = 1;
   bool overflow = false;
+  // A zero dimension makes the shape empty whatever the others multiply to.
+  bool empty = false;
   bool ok = ParseSeparatedList(']', "',' or ']' in the dimensions", [&] {
     int64_t size;
     bool is_dynamic = false;
@@ -582,6 +592,7 @@ bool Parser::ParseArrayShape(Shape *out, const Shape *expect) {
         return false;
       if (__builtin_mul_overflow(elements, size, &elements))
         overflow = true;
+      empty |= size == 0;
     }
     if (out) {
       dims.push_back(size);
@@ -598,7 +609,7 @@ bool Parser::ParseArrayShape(Shape *out, const Shape *expect) {
     return false;
   if (compare && rank != expect->rank())
     shape_mismatch_ = true;
-  if (overflow)
+  if (overflow && !empty)
     return Fail(at, Context() + "the dimensions of '" + llvm::StringRef(at, cur_ - at) +
                         "' multiply past the 64-bit element count limit");
   if (!is_array && rank != 0)
@@ -877,8 +888,13 @@ bool Parser::ParseOperands(Scope &scope, int depth,
         return Fail(at, Context() + "unknown operand '" + name +
                             "' (operands must be defined earlier in computation '" +
                             scope.computation->name() + "')");
-      operand = it->second;
-      if (shape_end && !ShapeTextMatches(operand_begin, shape_end, operand->shape()))
+      operand = it->second.instruction;
+      // Dump text writes an operand's shape as its definition wrote it: the
+      // same bytes parse to the same shape, and only other text is parsed
+      // again to compare.
+      llvm::StringRef written(operand_begin, shape_end ? shape_end - operand_begin : 0);
+      if (shape_end && written != it->second.shape_text &&
+          !ShapeTextMatches(operand_begin, shape_end, operand->shape()))
         return Fail(operand_begin, Context() + "operand '" + name + "' is written as '" +
                                        llvm::StringRef(operand_begin, shape_end - operand_begin) +
                                        "' but its shape is " + operand->shape().ToString());
@@ -964,7 +980,7 @@ bool Parser::ParseControlPredecessors(Scope &scope,
     auto it = scope.instructions.find(name);
     if (it == scope.instructions.end())
       return Fail(at, Context() + "unknown control predecessor '" + name + "'");
-    preds.push_back(it->second);
+    preds.push_back(it->second.instruction);
     return true;
   });
 }
@@ -1085,7 +1101,7 @@ bool Parser::ParseInstruction(Scope &scope, int depth) {
   HloInstruction *inst = nullptr;
   if (!ParseInstructionBody(scope, name, depth, inst))
     return false;
-  scope.instructions[name] = inst;
+  scope.instructions[name] = {inst, body_shape_text_};
   scope.last = inst;
   current_instruction_ = "";
   if (!is_root)
@@ -1105,8 +1121,10 @@ bool Parser::ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
   bool nested = name.empty();
   Shape shape;
   bool has_shape = AtShape();
+  const char *shape_begin = cur_;
   if (has_shape && !ParseShapeAt(&shape, nullptr, 0))
     return false;
+  llvm::StringRef shape_text(shape_begin, has_shape ? cur_ - shape_begin : 0);
   SkipTrivia();
   const char *opcode_at = cur_;
   HloOpcode opcode;
@@ -1167,6 +1185,7 @@ bool Parser::ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
     pred->AddControlDependencyTo(result);
   if (nested)
     unnamed_.push_back(result);
+  body_shape_text_ = shape_text;
   return true;
 }
 
@@ -1203,7 +1222,8 @@ void Parser::UniquifyInstructionNames() {
   for (HloInstruction *inst : unnamed_)
     inst->SetName(module_->UniqueInstructionName(HloOpcodeString(inst->opcode())));
   llvm::sort(by_position_, [](const auto &a, const auto &b) { return a.first < b.first; });
-  llvm::DenseSet<llvm::StringRef> seen;
+  llvm::DenseSet<llvm::StringRef, NameInfo> seen;
+  seen.reserve(static_cast<unsigned>(module_->instruction_count()));
   std::vector<HloInstruction *> duplicates;
   for (const auto &[open, computation] : by_position_)
     for (HloInstruction *inst : computation->instructions())

@@ -100,12 +100,15 @@ private:
   }
 
   // ---- Module and computation structure ----
-  void CheckNames();
-  void CheckComputation(const HloComputation &comp);
-  void CheckParameterNumbers(const HloComputation &comp);
+  /// Unique names and computation references that exist; false when a
+  /// reference dangles. Also collects params_.
+  bool CheckNamesAndCallees();
+  void CheckComputation(const HloComputation &comp,
+                        llvm::ArrayRef<const HloInstruction *> params);
+  void CheckParameterNumbers(const HloComputation &comp,
+                             llvm::ArrayRef<const HloInstruction *> params);
   void CheckNoCycles(const HloComputation &comp);
   void CheckShapeIsValid(const Shape &shape);
-  bool CheckCalledComputationsExist();
 
   // ---- Shape rules, one instruction (inst_) at a time ----
   void CheckInstruction();
@@ -164,6 +167,8 @@ private:
 
   const HloModule &module_;
   llvm::DenseSet<const HloComputation *> computations_;
+  /// The parameters of each computation, in module order and text order.
+  std::vector<std::vector<const HloInstruction *>> params_;
   std::vector<std::string> problems_;
   size_t dropped_ = 0;
   const HloComputation *comp_ = nullptr;
@@ -194,14 +199,14 @@ llvm::Error Verifier::Run() {
   else if (!computations_.contains(module_.entry_computation()))
     Report(nullptr, nullptr, "the entry computation of module '" + module_.name() +
                                  "' is not one of its computations");
-  CheckNames();
   // Callee signatures are read below; a dangling reference must be known
   // before anything dereferences it.
-  bool callees_ok = CheckCalledComputationsExist();
+  bool callees_ok = CheckNamesAndCallees();
+  size_t ordinal = 0;
   for (const HloComputation *comp : module_.computations()) {
     comp_ = comp;
     inst_ = nullptr;
-    CheckComputation(*comp);
+    CheckComputation(*comp, params_[ordinal++]);
     if (!callees_ok)
       continue;
     for (const HloInstruction *inst : comp->instructions()) {
@@ -217,16 +222,45 @@ llvm::Error Verifier::Run() {
   return makeError(msg);
 }
 
-void Verifier::CheckNames() {
+bool Verifier::CheckNamesAndCallees() {
+  // One walk over every instruction of the module (each walk of a large
+  // module is a cache miss per instruction): names, computation references,
+  // and the parameters CheckParameterNumbers reads.
   // XLA requires instruction names to be unique across the module, not just
   // within a computation: passes look instructions up by name module-wide.
-  llvm::StringMap<const HloComputation *> computation_names;
-  llvm::StringMap<const HloComputation *> instruction_names;
+  // Views of the names, which outlive the walk: no copy, no allocation per
+  // name.
+  llvm::DenseMap<llvm::StringRef, const HloComputation *> computation_names;
+  computation_names.reserve(static_cast<unsigned>(module_.computation_count()));
+  llvm::DenseMap<llvm::StringRef, const HloComputation *> instruction_names;
+  instruction_names.reserve(static_cast<unsigned>(module_.instruction_count()));
+  // Reports of the computation references come after every name report, as
+  // when they were two walks.
+  struct DanglingCallee {
+    const HloComputation *comp;
+    const HloInstruction *inst;
+    const HloInstruction::Attribute *attr;
+  };
+  std::vector<DanglingCallee> dangling;
+  params_.clear();
+  params_.resize(module_.computation_count());
+  size_t ordinal = 0;
   for (const HloComputation *comp : module_.computations()) {
     auto [cit, fresh_comp] = computation_names.try_emplace(comp->name(), comp);
     if (!fresh_comp)
       Report(comp, nullptr, "another computation has the same name");
+    std::vector<const HloInstruction *> &params = params_[ordinal++];
     for (const HloInstruction *inst : comp->instructions()) {
+      if (inst->opcode() == HloOpcode::kParameter)
+        params.push_back(inst);
+      for (const HloInstruction::Attribute &attr : inst->attributes()) {
+        for (const HloComputation *callee : attr.computations) {
+          if (callee && computations_.contains(callee))
+            continue;
+          // Not dereferenced: a computation outside the module may be gone.
+          dangling.push_back({comp, inst, &attr});
+        }
+      }
       auto [it, fresh] = instruction_names.try_emplace(inst->name(), comp);
       if (fresh)
         continue;
@@ -238,41 +272,20 @@ void Verifier::CheckNames() {
                                "unique across the module");
     }
   }
+  for (const DanglingCallee &d : dangling)
+    Report(d.comp, d.inst,
+           llvm::Twine(d.attr->name) + " refers to a computation that is not in the module");
+  return dangling.empty();
 }
 
-bool Verifier::CheckCalledComputationsExist() {
-  bool ok = true;
-  for (const HloComputation *comp : module_.computations()) {
-    for (const HloInstruction *inst : comp->instructions()) {
-      for (const HloInstruction::Attribute &attr : inst->attributes()) {
-        for (const HloComputation *callee : attr.computations) {
-          if (callee && computations_.contains(callee))
-            continue;
-          // Not dereferenced: a computation outside the module may be gone.
-          ok = false;
-          Report(comp, inst, llvm::Twine(attr.name) +
-                                 " refers to a computation that is not in the module");
-        }
-      }
-    }
-  }
-  return ok;
-}
-
-void Verifier::CheckComputation(const HloComputation &comp) {
+void Verifier::CheckComputation(const HloComputation &comp,
+                                llvm::ArrayRef<const HloInstruction *> params) {
   const HloInstruction *root = comp.root_instruction();
   if (!root)
     Report(&comp, nullptr, "has no ROOT instruction");
   else if (root->parent() != &comp)
     Report(&comp, nullptr, "its ROOT '" + root->name() + "' belongs to another computation");
-  CheckParameterNumbers(comp);
-
-  // Every (instruction, user) link, so checking that each operand lists its
-  // user costs O(1) even for a constant with thousands of users.
-  llvm::DenseSet<std::pair<const HloInstruction *, const HloInstruction *>> user_links;
-  for (const HloInstruction *inst : comp.instructions())
-    for (const HloInstruction *user : inst->users())
-      user_links.insert({inst, user});
+  CheckParameterNumbers(comp, params);
 
   bool operands_local = true;
   for (const HloInstruction *inst : comp.instructions()) {
@@ -296,7 +309,8 @@ void Verifier::CheckComputation(const HloComputation &comp) {
         continue;
       }
       // Passes walk users as often as operands: the two lists must agree.
-      if (!user_links.contains({op, inst}))
+      // HasUser is O(1) even for a constant with thousands of users.
+      if (!op->HasUser(inst))
         Report(&comp, inst, "operand '" + op->name() + "' does not list it as a user");
     }
     for (const HloInstruction *pred : inst->control_predecessors()) {
@@ -314,11 +328,8 @@ void Verifier::CheckComputation(const HloComputation &comp) {
     CheckNoCycles(comp);
 }
 
-void Verifier::CheckParameterNumbers(const HloComputation &comp) {
-  std::vector<const HloInstruction *> params;
-  for (const HloInstruction *inst : comp.instructions())
-    if (inst->opcode() == HloOpcode::kParameter)
-      params.push_back(inst);
+void Verifier::CheckParameterNumbers(const HloComputation &comp,
+                                     llvm::ArrayRef<const HloInstruction *> params) {
   int64_t count = static_cast<int64_t>(params.size());
   std::vector<const HloInstruction *> by_number(count, nullptr);
   for (const HloInstruction *param : params) {
@@ -340,6 +351,7 @@ void Verifier::CheckParameterNumbers(const HloComputation &comp) {
 void Verifier::CheckNoCycles(const HloComputation &comp) {
   enum class State : uint8_t { kOnStack, kDone };
   llvm::DenseMap<const HloInstruction *, State> state;
+  state.reserve(static_cast<unsigned>(comp.instruction_count()));
   struct Frame {
     const HloInstruction *inst;
     size_t next;
@@ -391,6 +403,8 @@ void Verifier::CheckShapeIsValid(const Shape &shape) {
     return;
   int64_t product = 1;
   bool overflow = false;
+  // A zero dimension makes the shape empty whatever the others multiply to.
+  bool empty = false;
   for (int64_t d : shape.dimensions()) {
     if (d == Shape::kUnboundedSize)
       continue;
@@ -398,9 +412,10 @@ void Verifier::CheckShapeIsValid(const Shape &shape) {
       Fail("shape " + Str(shape) + " has a negative dimension");
       return;
     }
+    empty |= d == 0;
     overflow |= __builtin_mul_overflow(product, d, &product);
   }
-  if (overflow) {
+  if (overflow && !empty) {
     Fail("shape " + Str(shape) + ": the product of its dimensions overflows a 64-bit integer");
     return;
   }

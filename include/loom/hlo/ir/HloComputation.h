@@ -8,12 +8,59 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/iterator_range.h"
 
+#include <cstddef>
+#include <iterator>
 #include <list>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace loom::hlo {
+
+/// Walks a computation's instructions in text order. It reads a vector of
+/// pointers by index (slots of removed instructions are null and skipped), so
+/// a walk over a large computation loads independent addresses rather than
+/// chasing list links, and instructions added during a walk are visited, as
+/// they were when the walk followed a list.
+class HloInstructionIterator {
+public:
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = HloInstruction *;
+  using difference_type = std::ptrdiff_t;
+  using pointer = HloInstruction *const *;
+  using reference = HloInstruction *;
+
+  HloInstructionIterator() = default;
+  HloInstructionIterator(const std::vector<HloInstruction *> *order, size_t index)
+      : order_(order), index_(index) {
+    Skip();
+  }
+  HloInstruction *operator*() const { return (*order_)[index_]; }
+  HloInstructionIterator &operator++() {
+    ++index_;
+    Skip();
+    return *this;
+  }
+  HloInstructionIterator operator++(int) {
+    HloInstructionIterator old = *this;
+    ++*this;
+    return old;
+  }
+  bool operator==(const HloInstructionIterator &o) const {
+    bool end = AtEnd(), o_end = o.AtEnd();
+    return end == o_end && (end || index_ == o.index_);
+  }
+  bool operator!=(const HloInstructionIterator &o) const { return !(*this == o); }
+
+private:
+  bool AtEnd() const { return !order_ || index_ >= order_->size(); }
+  void Skip() {
+    while (order_ && index_ < order_->size() && !(*order_)[index_])
+      ++index_;
+  }
+  const std::vector<HloInstruction *> *order_ = nullptr;
+  size_t index_ = 0;
+};
 
 class HloComputation {
 public:
@@ -50,10 +97,9 @@ public:
   void set_root_instruction(HloInstruction *root) { root_ = root; }
 
   /// Instructions in text order (as parsed, new ones appended).
-  auto instructions() const {
-    return llvm::map_range(instructions_, [](const std::unique_ptr<HloInstruction> &I) {
-      return I.get();
-    });
+  llvm::iterator_range<HloInstructionIterator> instructions() const {
+    return {HloInstructionIterator(&order_, 0),
+            HloInstructionIterator(&order_, static_cast<size_t>(-1))};
   }
   int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
   /// Operands (and control predecessors) before users; otherwise text order
@@ -80,6 +126,8 @@ private:
 
   std::string name_;
   InstructionList instructions_;
+  // Text order for walks: instructions_ in order, null where one was removed.
+  std::vector<HloInstruction *> order_;
   HloInstruction *root_ = nullptr;
   std::vector<HloInstruction *> params_;
   std::string trailer_;

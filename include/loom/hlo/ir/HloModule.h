@@ -5,6 +5,7 @@
 #include "loom/hlo/ir/HloComputation.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/raw_ostream.h"
 
 #include <memory>
 #include <string>
@@ -71,6 +72,8 @@ public:
 
   /// The module in XLA's dump syntax.
   std::string ToString() const;
+  /// The same text, streamed to `os` one computation at a time.
+  void Print(llvm::raw_ostream &os) const;
 
 private:
   friend class HloComputation;

@@ -119,7 +119,8 @@ public:
   bool is_dynamic_dimension(int64_t I) const { return dynamic_[I]; }
   void set_dynamic_dimension(int64_t I, bool Dynamic) { dynamic_[I] = Dynamic; }
   bool is_static() const;
-  /// Product of the dimensions; nullopt on overflow or unbounded dimensions.
+  /// Product of the dimensions (0 when one is 0, whatever the others); nullopt
+  /// on overflow or unbounded dimensions.
   std::optional<int64_t> ElementsIn() const;
   /// Product of dimensions, assuming it was validated (asserts otherwise).
   int64_t element_count() const;
