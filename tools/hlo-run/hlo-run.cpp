@@ -4,15 +4,19 @@
 //   hlo-run --compare OTHER.hlo FILE.hlo
 //
 // Parameters are seeded random values (RandomInputs.h) unless a .npy file
-// gives one; --replica-count / --num-partitions override the module header. Every device's result is printed on its own line in HLO literal
-// syntax, `device 0: f32[2]{0} {1, 2}`. With --compare both modules run on
-// the same inputs and every output of every device is compared.
+// gives one; --replica-count / --num-partitions override the module header.
+// Every device's result is printed on its own line in HLO literal syntax,
+// `device 0: f32[2]{0} {1, 2}`. With --compare both modules run on the same
+// inputs and every output of every device is compared. --threads,
+// --max-steps, --max-work and --max-memory are the interpreter's options
+// (loom/hlo/eval/EvalCommandLine.h).
 //
 // Exit codes: 0 success, 1 bad input / failed run / mismatch, 2 bad usage.
 // docs/hlo-run.md is the user's guide.
 //
 //===----------------------------------------------------------------------===//
 
+#include "loom/hlo/eval/EvalCommandLine.h"
 #include "loom/hlo/eval/Interpreter.h"
 #include "loom/hlo/eval/Npy.h"
 #include "loom/hlo/eval/NumericsCheck.h"
@@ -178,7 +182,7 @@ llvm::Error ApplyInput(const InputSpec &spec, const HloModule &module,
 
 llvm::Expected<std::vector<std::vector<Literal>>>
 MakeArguments(const HloModule &module, const std::vector<InputSpec> &specs) {
-  auto args = MakeRandomArguments(module, seed, EvalOptions(), same_inputs);
+  auto args = MakeRandomArguments(module, seed, EvalOptionsFromCommandLine(), same_inputs);
   if (!args)
     return args.takeError();
   for (const InputSpec &spec : specs)
@@ -228,7 +232,7 @@ std::string LaunchSizeHint(const HloModule &module, llvm::StringRef message) {
 }
 
 int RunOne(const HloModule &module, const std::vector<std::vector<Literal>> &args) {
-  auto results = RunSpmd(module, args);
+  auto results = RunSpmd(module, args, EvalOptionsFromCommandLine(), nullptr);
   if (!results) {
     std::string message = llvm::toString(results.takeError());
     return Fail(makeError(input_file + ": " + message + LaunchSizeHint(module, message)));
@@ -251,6 +255,7 @@ int RunCompare(const HloModule &module, const std::vector<std::vector<Literal>> 
     options.rtol = rtol_flag;
   if (atol_flag.getNumOccurrences())
     options.atol = atol_flag;
+  options.eval = EvalOptionsFromCommandLine();
   auto summary = CompareModules(**reference, module, args, options);
   if (!summary)
     return Fail(summary.takeError());
@@ -279,14 +284,14 @@ std::string UsageProblem() {
   for (const std::string &text : inputs)
     if (!ParseInputSpec(text))
       return "bad --input '" + text + "': expected DEVICE:PARAM=FILE.npy";
-  return "";
+  return EvalCommandLineProblem();
 }
 
 } // namespace
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  llvm::cl::HideUnrelatedOptions(category);
+  llvm::cl::HideUnrelatedOptions({&category, &EvalOptionCategory()});
   if (!llvm::cl::ParseCommandLineOptions(
           argc, argv,
           "hlo-run: run an HLO module on every device of its SPMD launch\n\n"

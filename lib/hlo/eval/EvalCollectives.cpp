@@ -194,10 +194,13 @@ DeviceValues Pack(std::vector<DeviceValues> parts, const Shape &result, size_t d
 }
 
 /// Gathers `operand` along `dim` over each group into `shape`.
-llvm::Expected<DeviceValues> GatherArrays(const HloInstruction &inst, const DeviceValues &operand,
-                                          int64_t dim, const Shape &shape,
-                                          const std::vector<std::vector<size_t>> &groups) {
-  DeviceValues out(operand.size());
+/// The all-gather of each group, once: element g is what every member of
+/// groups[g] receives.
+llvm::Expected<std::vector<Literal>>
+GatherGroups(const HloInstruction &inst, const DeviceValues &operand, int64_t dim,
+             const Shape &shape, const std::vector<std::vector<size_t>> &groups) {
+  std::vector<Literal> out;
+  out.reserve(groups.size());
   for (const auto &group : groups) {
     std::vector<const Literal *> parts;
     for (size_t k : group)
@@ -214,10 +217,23 @@ llvm::Expected<DeviceValues> GatherArrays(const HloInstruction &inst, const Devi
         return EvalError(inst, "all-gather result " + shape.ToString() + " does not match " +
                                    llvm::Twine(group.size()) + " x " + in.ToString());
     }
-    Literal gathered = ConcatenateLiterals(parts, dim, shape);
+    out.push_back(ConcatenateLiterals(parts, dim, shape));
+  }
+  return out;
+}
+
+llvm::Expected<DeviceValues> GatherArrays(const HloInstruction &inst, const DeviceValues &operand,
+                                          int64_t dim, const Shape &shape,
+                                          const std::vector<std::vector<size_t>> &groups) {
+  llvm::Expected<std::vector<Literal>> gathered = GatherGroups(inst, operand, dim, shape, groups);
+  if (!gathered)
+    return gathered.takeError();
+  DeviceValues out(operand.size());
+  for (size_t g = 0; g < groups.size(); ++g) {
+    const std::vector<size_t> &group = groups[g];
     for (size_t j = 0; j + 1 < group.size(); ++j)
-      out[group[j]] = gathered;
-    out[group.back()] = std::move(gathered);
+      out[group[j]] = (*gathered)[g];
+    out[group.back()] = std::move((*gathered)[g]);
   }
   return out;
 }
@@ -544,35 +560,44 @@ llvm::Expected<DeviceValues> EvalCollectiveMatmul(const HloInstruction &inst, Op
       ActiveGroups(inst, *device_groups, ctx);
   if (!groups)
     return groups.takeError();
-  llvm::Expected<DeviceValues> gathered =
-      GatherArrays(inst, local, m.all_gather_dimension, m.gathered_weight_shape, *groups);
+  // Every member of a group reads the same gathered weight: it is made once
+  // per group, not copied per device.
+  llvm::Expected<std::vector<Literal>> gathered =
+      GatherGroups(inst, local, m.all_gather_dimension, m.gathered_weight_shape, *groups);
   if (!gathered)
     return gathered.takeError();
   local.clear();
+  const size_t kNoGroup = groups->size();
+  std::vector<size_t> group_of(ctx.devices.size(), kNoGroup);
+  for (size_t g = 0; g < groups->size(); ++g)
+    for (size_t k : (*groups)[g])
+      group_of[k] = g;
   // 3. The weight as the dot saw it, 4. the dot on the recorded side, in the
-  // dot's shape, then (natural form) reshaped to the custom-call's.
-  DeviceValues out;
-  const bool weight_is_lhs = m.weight_side == collective_matmul::WeightSide::kLhs;
-  for (size_t k = 0; k < ctx.devices.size(); ++k) {
-    Literal &w = (*gathered)[k];
+  // dot's shape, then (natural form) reshaped to the custom-call's. The dots
+  // of the devices are independent: they run on the pool.
+  for (Literal &w : *gathered) {
     if (w.element_count() != m.weight_operand_shape.ElementsIn() ||
         w.element_type() != m.weight_operand_shape.element_type())
       return EvalError(inst, "the gathered weight " + m.gathered_weight_shape.ToString() +
                                  " does not reshape to the weight operand shape " +
                                  m.weight_operand_shape.ToString());
     w.Reshape(m.weight_operand_shape);
+  }
+  const bool weight_is_lhs = m.weight_side == collective_matmul::WeightSide::kLhs;
+  return RunPerDevice(ctx.pool, ctx.devices.size(), [&](size_t k) -> llvm::Expected<Literal> {
+    if (group_of[k] == kNoGroup)
+      return EvalError(inst, "the gathered weight " + m.gathered_weight_shape.ToString() +
+                                 " does not reshape to the weight operand shape " +
+                                 m.weight_operand_shape.ToString());
+    const Literal &w = (*gathered)[group_of[k]];
     const Literal &activation = ops.At(1, k);
     llvm::Expected<Literal> product =
         weight_is_lhs ? DotLiterals(inst, w, activation, m.dnums, m.dot_shape)
                       : DotLiterals(inst, activation, w, m.dnums, m.dot_shape);
-    if (!product)
-      return product.takeError();
-    if (!m.dot_shape.Compatible(inst.shape()))
+    if (product && !m.dot_shape.Compatible(inst.shape()))
       product->Reshape(inst.shape());
-    w = Literal();
-    out.push_back(std::move(*product));
-  }
-  return out;
+    return product;
+  });
 }
 
 } // namespace loom::hlo

@@ -83,6 +83,21 @@ private:
   bool swapped_ = false;
 };
 
+// ---- Bounded work (EvalWork.cpp) ------------------------------------------------
+
+/// a + b, saturating at INT64_MAX (both non-negative).
+int64_t SatAdd(int64_t a, int64_t b);
+/// Elements of an array shape: 0 when any dimension is 0 whatever the
+/// others, INT64_MAX when the product overflows.
+int64_t ElementCountOf(const Shape &shape);
+/// What `inst` costs one device against EvalOptions::max_work, from its
+/// shapes (at least 1): a dot's multiply-adds, a reduction's inputs, the
+/// result's elements for the rest (docs/interpreter.md, "Bounded work").
+int64_t WorkOf(const HloInstruction &inst);
+/// Elements of a reduce-window's or select-and-scatter's window (1 when it
+/// does not parse: the kernel reports that).
+int64_t WindowElements(const HloInstruction &inst);
+
 // ---- Element access and iteration (EvalInternal.cpp) ---------------------------
 
 /// Element i of an array as a scalar literal of its type (bytes copied).

@@ -13,6 +13,7 @@
 #include "llvm/ADT/StringExtras.h"
 
 #include <cstring>
+#include <limits>
 
 namespace loom::hlo {
 namespace {
@@ -123,6 +124,25 @@ private:
 };
 
 } // namespace
+
+int64_t WindowElements(const HloInstruction &inst) {
+  if (inst.operand_count() < 1 || !inst.operand(0)->shape().IsArray())
+    return 1;
+  llvm::Expected<std::vector<WindowDimension>> window =
+      ParseWindow(inst, inst.operand(0)->shape().rank());
+  if (!window) {
+    llvm::consumeError(window.takeError());
+    return 1;
+  }
+  int64_t n = 1;
+  for (const WindowDimension &w : *window) {
+    if (w.size == 0)
+      return 1;
+    if (__builtin_mul_overflow(n, w.size, &n))
+      return std::numeric_limits<int64_t>::max();
+  }
+  return n;
+}
 
 llvm::Expected<Literal> EvalReduceWindow(const HloInstruction &inst,
                                          llvm::ArrayRef<const Literal *> operands,

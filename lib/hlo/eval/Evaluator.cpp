@@ -16,6 +16,10 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallPtrSet.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 namespace loom::hlo {
 
 llvm::Error EvalError(const HloInstruction &inst, const llvm::Twine &msg) {
@@ -70,8 +74,35 @@ struct Evaluator::Frame {
   size_t root = 0;
 };
 
+namespace {
+
+/// Values of layer sizes are tens of megabytes, allocated and freed once per
+/// instruction. glibc serves blocks above its mmap threshold (at most 32 MiB
+/// by default) with fresh mappings and unmaps them when they are freed, so
+/// every such value was faulted in page by page and zeroed by the kernel
+/// again. Keeping freed blocks in the heap for the next instruction took the
+/// system time of a quarter-size MLP check (docs/performance.md) from 3.0 s
+/// to 0.4 s. One arena: the pool's threads would otherwise allocate in arenas
+/// of 64 MiB heaps, which map every larger block afresh.
+void KeepLargeBlocksInHeap() {
+#ifdef __GLIBC__
+  static const bool done = [] {
+    mallopt(M_MMAP_THRESHOLD, 1 << 30);
+    mallopt(M_TRIM_THRESHOLD, 1 << 30);
+    mallopt(M_ARENA_MAX, 1);
+    return true;
+  }();
+  (void)done;
+#endif
+}
+
+} // namespace
+
 Evaluator::Evaluator(const HloModule &module, const EvalOptions &options)
-    : module_(module), options_(options), layout_(SpmdLayout::FromModule(module)) {}
+    : module_(module), options_(options), layout_(SpmdLayout::FromModule(module)),
+      threads_(DeviceThreadPool::Resolve(options.threads)) {
+  KeepLargeBlocksInHeap();
+}
 
 Evaluator::~Evaluator() = default;
 
@@ -126,6 +157,7 @@ Evaluator::RunEntry(const std::vector<std::vector<Literal>> &args) {
   std::vector<int64_t> devices(n);
   for (int64_t d = 0; d < n; ++d)
     devices[d] = d;
+  device_work_.assign(n, 0);
   return RunComputation(*entry, devices, std::move(params));
 }
 
@@ -171,19 +203,35 @@ const Evaluator::Plan &Evaluator::PlanFor(const HloComputation &computation) {
   plan->operand_once.resize(n);
   plan->releases.resize(n);
   plan->uses.assign(n, 0);
+  // Linear in the operand lists: `count[p]` is how often position p occurs
+  // among the current instruction's operands (reset after each), and
+  // `added[p] == i` once p is among instruction i's releases.
+  std::vector<uint32_t> count(n, 0);
+  std::vector<size_t> added(n, n);
   for (size_t i = 0; i < n; ++i) {
     const HloInstruction *inst = plan->order[i];
-    for (const HloInstruction *op : inst->operands()) {
-      plan->operands[i].push_back(position.lookup(op));
-      plan->operand_once[i].push_back(llvm::count(inst->operands(), op) == 1);
-    }
+    std::vector<size_t> &operands = plan->operands[i];
+    operands.reserve(inst->operands().size());
+    for (const HloInstruction *op : inst->operands())
+      operands.push_back(position.lookup(op));
+    for (size_t p : operands)
+      ++count[p];
+    plan->operand_once[i].reserve(operands.size());
+    for (size_t p : operands)
+      plan->operand_once[i].push_back(count[p] == 1);
+    for (size_t p : operands)
+      count[p] = 0;
     std::vector<size_t> &rel = plan->releases[i];
-    for (size_t p : plan->operands[i])
-      if (!llvm::is_contained(rel, p))
+    auto release = [&](size_t p) {
+      if (added[p] != i) {
+        added[p] = i;
         rel.push_back(p);
+      }
+    };
+    for (size_t p : operands)
+      release(p);
     for (const HloInstruction *pred : inst->control_predecessors())
-      if (!llvm::is_contained(rel, position.lookup(pred)))
-        rel.push_back(position.lookup(pred));
+      release(position.lookup(pred));
     for (size_t p : rel)
       ++plan->uses[p];
   }
@@ -204,9 +252,14 @@ llvm::Expected<DeviceValues> Evaluator::Run(const HloComputation &computation,
                      llvm::Twine(num_params));
   if (!computation.root_instruction())
     return makeError("computation '" + computation.name() + "' has no root");
-  if (depth_ >= options_.max_call_depth)
-    return makeError("computation '" + computation.name() + "': calls nest deeper than " +
-                     llvm::Twine(options_.max_call_depth));
+  if (depth_ >= options_.max_call_depth) {
+    std::string message = "calls nest deeper than the limit of " +
+                          std::to_string(options_.max_call_depth) + " (computation '" +
+                          computation.name() + "')";
+    if (caller_)
+      return EvalError(*caller_, message);
+    return makeError(message);
+  }
   const Plan &plan = PlanFor(computation);
   ++depth_;
   Frame frame;
@@ -260,6 +313,15 @@ llvm::Error Evaluator::StepInstruction(const Plan &plan, size_t index, Frame &fr
   const HloInstruction &inst = *plan.order[index];
   if (llvm::Error err = CheckValueLimits(inst))
     return err;
+  if (llvm::Error err = ChargeStep(inst, frame.devices))
+    return err;
+  // The result alone must fit in the memory limit: refuse it before it is
+  // allocated.
+  if (std::optional<int64_t> bytes = inst.shape().IsArray() ? inst.shape().ByteSizeOf()
+                                                             : std::optional<int64_t>(0);
+      ElementCountOf(inst.shape()) > 0 &&
+      (!bytes || *bytes > options_.max_live_bytes / std::max<int64_t>(1, frame.devices.size())))
+    return MemoryLimitError(inst);
   Operands ops;
   const std::vector<size_t> &operands = plan.operands[index];
   ops.refs_.reserve(operands.size());
@@ -273,7 +335,10 @@ llvm::Error Evaluator::StepInstruction(const Plan &plan, size_t index, Frame &fr
     ops.movable_.push_back(movable ? &slot.values : nullptr);
   }
   ops.on_move_ = [this](const DeviceValues &moved) { Track(-BytesOf(moved)); };
+  const HloInstruction *outer_caller = caller_;
+  caller_ = &inst;
   llvm::Expected<DeviceValues> result = Compute(inst, ops, frame.devices);
+  caller_ = outer_caller;
   if (!result)
     return result.takeError();
   if (llvm::Error err = CheckResult(inst, *result, frame.devices.size()))
@@ -283,8 +348,7 @@ llvm::Error Evaluator::StepInstruction(const Plan &plan, size_t index, Frame &fr
   slot.values = std::move(*result);
   Track(BytesOf(slot.values));
   if (live_bytes_ > options_.max_live_bytes)
-    return EvalError(inst, "live values exceed the memory limit of " +
-                               llvm::Twine(options_.max_live_bytes) + " bytes");
+    return MemoryLimitError(inst);
   // Release operands (and control predecessors) whose last user this was.
   for (size_t p : plan.releases[index]) {
     Slot &s = frame.slots[p];
@@ -299,6 +363,44 @@ llvm::Error Evaluator::StepInstruction(const Plan &plan, size_t index, Frame &fr
   }
   return llvm::Error::success();
 }
+llvm::Error Evaluator::MemoryLimitError(const HloInstruction &inst) const {
+  return EvalError(inst, "live values exceed the memory limit of " +
+                             llvm::Twine(options_.max_live_bytes) + " bytes (--max-memory)");
+}
+
+llvm::Error Evaluator::ChargeStep(const HloInstruction &inst, llvm::ArrayRef<int64_t> devices) {
+  stats_.steps = SatAdd(stats_.steps, static_cast<int64_t>(devices.size()));
+  if (stats_.steps > options_.max_steps)
+    return EvalError(inst, "the run exceeds the step limit of " +
+                               llvm::Twine(options_.max_steps) +
+                               " executed instructions (--max-steps)");
+  step_work_ = WorkOf(inst);
+  for (int64_t d : devices) {
+    int64_t &done = device_work_[d];
+    if (step_work_ > options_.max_work - done)
+      return EvalError(inst, "the run exceeds the work limit of " +
+                                 llvm::Twine(options_.max_work) +
+                                 " elements computed per device (--max-work): device " +
+                                 llvm::Twine(d) + " computed " + llvm::Twine(done) +
+                                 " and this instruction needs " + llvm::Twine(step_work_));
+    done += step_work_;
+    stats_.work = std::max(stats_.work, done);
+  }
+  return llvm::Error::success();
+}
+
+DeviceThreadPool *Evaluator::PoolForStep(size_t devices) {
+  // Below this much work per device, handing it to another thread costs
+  // more than it saves.
+  constexpr int64_t kMinParallelWork = int64_t{1} << 14;
+  if (threads_ < 2 || devices < 2 || step_work_ < kMinParallelWork)
+    return nullptr;
+  if (!pool_)
+    pool_ = std::make_unique<DeviceThreadPool>(
+        static_cast<int>(std::min<int64_t>(threads_, layout_.num_devices())));
+  return pool_.get();
+}
+
 llvm::Error Evaluator::CheckValueLimits(const HloInstruction &inst) {
   std::vector<const Shape *> stack = {&inst.shape()};
   while (!stack.empty()) {
@@ -313,8 +415,9 @@ llvm::Error Evaluator::CheckValueLimits(const HloInstruction &inst) {
       continue;
     if (!shape->is_static())
       return UnsupportedError(inst, "dynamic shape " + shape->ToString());
-    std::optional<int64_t> n = shape->ElementsIn();
-    if (!n || *n > options_.max_elements_per_value)
+    // A shape with no elements is empty whatever its other dimensions.
+    const int64_t n = ElementCountOf(*shape);
+    if (n > options_.max_elements_per_value)
       return EvalError(inst, "value " + shape->ToString() + " exceeds the limit of " +
                                  llvm::Twine(options_.max_elements_per_value) + " elements");
     if (!IsSupportedElementType(shape->element_type()))
@@ -368,7 +471,8 @@ ComputationRunner Evaluator::ScalarRunner(int64_t device) {
 }
 
 SpmdContext Evaluator::MakeContext(llvm::ArrayRef<int64_t> devices) {
-  return SpmdContext{layout_, devices, [this](int64_t d) { return ScalarRunner(d); }};
+  return SpmdContext{layout_, devices, [this](int64_t d) { return ScalarRunner(d); },
+                     PoolForStep(devices.size())};
 }
 
 namespace {
@@ -498,16 +602,20 @@ llvm::Expected<DeviceValues> Evaluator::ComputeLocal(const HloInstruction &inst,
                                                      llvm::ArrayRef<int64_t> devices) {
   const size_t n = devices.size();
   const HloOpcode opcode = inst.opcode();
+  // The kernels below that touch nothing but their operands run the
+  // devices on the pool; the ones calling computations run in order.
+  DeviceThreadPool *const pool = PoolForStep(n);
   auto arity = [&](size_t count) { return ExpectOperands(inst, ops, count); };
   if (IsEvalUnaryOpcode(opcode)) {
     if (llvm::Error err = arity(1))
       return err;
-    return PerDevice(n, [&](size_t k) { return EvalUnary(inst, ops.At(0, k)); });
+    return RunPerDevice(pool, n, [&](size_t k) { return EvalUnary(inst, ops.At(0, k)); });
   }
   if (IsEvalBinaryOpcode(opcode) || opcode == HloOpcode::kComplex) {
     if (llvm::Error err = arity(2))
       return err;
-    return PerDevice(n, [&](size_t k) { return EvalBinary(inst, ops.At(0, k), ops.At(1, k)); });
+    return RunPerDevice(pool, n,
+                        [&](size_t k) { return EvalBinary(inst, ops.At(0, k), ops.At(1, k)); });
   }
   switch (opcode) {
   case HloOpcode::kConstant:
@@ -515,32 +623,46 @@ llvm::Expected<DeviceValues> Evaluator::ComputeLocal(const HloInstruction &inst,
   case HloOpcode::kCompare:
     if (llvm::Error err = arity(2))
       return err;
-    return PerDevice(n, [&](size_t k) { return EvalCompare(inst, ops.At(0, k), ops.At(1, k)); });
+    return RunPerDevice(pool, n,
+                        [&](size_t k) { return EvalCompare(inst, ops.At(0, k), ops.At(1, k)); });
   case HloOpcode::kSelect:
     if (llvm::Error err = arity(3))
       return err;
-    return PerDevice(n, [&](size_t k) {
+    return RunPerDevice(pool, n, [&](size_t k) {
       return EvalSelect(inst, ops.At(0, k), ops.At(1, k), ops.At(2, k));
     });
   case HloOpcode::kClamp:
     if (llvm::Error err = arity(3))
       return err;
-    return PerDevice(n, [&](size_t k) {
+    return RunPerDevice(pool, n, [&](size_t k) {
       return EvalClamp(inst, ops.At(0, k), ops.At(1, k), ops.At(2, k));
     });
   case HloOpcode::kConvert:
     if (llvm::Error err = arity(1))
       return err;
-    return PerDevice(n, [&](size_t k) { return ConvertLiteral(inst, ops.At(0, k), inst.shape()); });
+    return RunPerDevice(pool, n,
+                        [&](size_t k) { return ConvertLiteral(inst, ops.At(0, k), inst.shape()); });
   case HloOpcode::kBitcastConvert:
     if (llvm::Error err = arity(1))
       return err;
-    return PerDevice(n, [&](size_t k) { return EvalBitcastConvert(inst, ops.At(0, k)); });
+    return RunPerDevice(pool, n, [&](size_t k) { return EvalBitcastConvert(inst, ops.At(0, k)); });
   case HloOpcode::kReducePrecision:
     if (llvm::Error err = arity(1))
       return err;
-    return PerDevice(n, [&](size_t k) { return EvalReducePrecision(inst, ops.At(0, k)); });
+    return RunPerDevice(pool, n, [&](size_t k) { return EvalReducePrecision(inst, ops.At(0, k)); });
   case HloOpcode::kTuple: {
+    // Each element must have the declared element shape: a value then nests
+    // no deeper than its instruction's shape (the parser's depth limit).
+    if (!inst.shape().IsTuple() ||
+        inst.shape().tuple_shapes_size() != static_cast<int64_t>(ops.size()))
+      return EvalError(inst, "result " + inst.shape().ToString(false) + " is not a tuple of " +
+                                 llvm::Twine(ops.size()) + " elements");
+    for (size_t i = 0; i < ops.size(); ++i)
+      for (const Literal &value : ops.Get(i))
+        if (!value.shape().Compatible(inst.shape().tuple_shapes(i)))
+          return EvalError(inst, "operand " + llvm::Twine(i) + " " + value.shape().ToString(false) +
+                                     " does not match the result's element " +
+                                     inst.shape().tuple_shapes(i).ToString(false));
     std::vector<DeviceValues> elements;
     for (size_t i = 0; i < ops.size(); ++i)
       elements.push_back(ops.Take(i));
@@ -559,6 +681,17 @@ llvm::Expected<DeviceValues> Evaluator::ComputeLocal(const HloInstruction &inst,
     llvm::Expected<int64_t> index = GetTupleIndex(inst);
     if (!index)
       return index.takeError();
+    if (!ops.CanTake(0)) {
+      // Others still read the tuple (a while state, a borrowed parameter):
+      // copy the one element, not the whole tuple.
+      return PerDevice(n, [&](size_t k) -> llvm::Expected<Literal> {
+        const Literal &tuple = ops.At(0, k);
+        const std::vector<Literal> &elements = tuple.tuple_elements();
+        if (!tuple.IsTuple() || *index < 0 || *index >= static_cast<int64_t>(elements.size()))
+          return EvalError(inst, "tuple index out of range");
+        return elements[*index];
+      });
+    }
     DeviceValues tuples = ops.Take(0);
     return PerDevice(n, [&](size_t k) -> llvm::Expected<Literal> {
       std::vector<Literal> &elements = tuples[k].mutable_tuple_elements();
@@ -602,45 +735,49 @@ llvm::Expected<DeviceValues> Evaluator::ComputeLocal(const HloInstruction &inst,
   case HloOpcode::kTranspose:
     if (llvm::Error err = arity(1))
       return err;
-    return PerDevice(n, [&](size_t k) { return EvalTranspose(inst, ops.At(0, k)); });
+    return RunPerDevice(pool, n, [&](size_t k) { return EvalTranspose(inst, ops.At(0, k)); });
   case HloOpcode::kBroadcast:
     if (llvm::Error err = arity(1))
       return err;
-    return PerDevice(n, [&](size_t k) { return EvalBroadcast(inst, ops.At(0, k)); });
+    return RunPerDevice(pool, n, [&](size_t k) { return EvalBroadcast(inst, ops.At(0, k)); });
   case HloOpcode::kSlice:
     if (llvm::Error err = arity(1))
       return err;
-    return PerDevice(n, [&](size_t k) { return EvalSlice(inst, ops.At(0, k)); });
+    return RunPerDevice(pool, n, [&](size_t k) { return EvalSlice(inst, ops.At(0, k)); });
   case HloOpcode::kDynamicSlice:
     if (ops.size() < 2)
       return EvalError(inst, "dynamic-slice needs start indices");
-    return PerDevice(n, [&](size_t k) { return EvalDynamicSlice(inst, OperandsAt(ops, 0, k)); });
+    return RunPerDevice(pool, n,
+                        [&](size_t k) { return EvalDynamicSlice(inst, OperandsAt(ops, 0, k)); });
   case HloOpcode::kDynamicUpdateSlice: {
     if (ops.size() < 3)
       return EvalError(inst, "dynamic-update-slice needs an update and start indices");
     DeviceValues operand = ops.Take(0);
-    return PerDevice(n, [&](size_t k) {
+    return RunPerDevice(pool, n, [&](size_t k) {
       return EvalDynamicUpdateSlice(inst, std::move(operand[k]), OperandsAt(ops, 1, k));
     });
   }
   case HloOpcode::kConcatenate:
     if (ops.size() < 1)
       return EvalError(inst, "concatenate needs operands");
-    return PerDevice(n, [&](size_t k) { return EvalConcatenate(inst, OperandsAt(ops, 0, k)); });
+    return RunPerDevice(pool, n,
+                        [&](size_t k) { return EvalConcatenate(inst, OperandsAt(ops, 0, k)); });
   case HloOpcode::kPad:
     if (llvm::Error err = arity(2))
       return err;
-    return PerDevice(n, [&](size_t k) { return EvalPad(inst, ops.At(0, k), ops.At(1, k)); });
+    return RunPerDevice(pool, n,
+                        [&](size_t k) { return EvalPad(inst, ops.At(0, k), ops.At(1, k)); });
   case HloOpcode::kReverse:
     if (llvm::Error err = arity(1))
       return err;
-    return PerDevice(n, [&](size_t k) { return EvalReverse(inst, ops.At(0, k)); });
+    return RunPerDevice(pool, n, [&](size_t k) { return EvalReverse(inst, ops.At(0, k)); });
   case HloOpcode::kIota:
-    return PerDevice(n, [&](size_t) { return EvalIota(inst); });
+    return RunPerDevice(pool, n, [&](size_t) { return EvalIota(inst); });
   case HloOpcode::kDot:
     if (llvm::Error err = arity(2))
       return err;
-    return PerDevice(n, [&](size_t k) { return EvalDot(inst, ops.At(0, k), ops.At(1, k)); });
+    return RunPerDevice(pool, n,
+                        [&](size_t k) { return EvalDot(inst, ops.At(0, k), ops.At(1, k)); });
   case HloOpcode::kReduce: {
     llvm::ArrayRef<HloComputation *> to_apply = inst.CalledComputations("to_apply");
     if (to_apply.size() != 1)
@@ -653,7 +790,8 @@ llvm::Expected<DeviceValues> Evaluator::ComputeLocal(const HloInstruction &inst,
   case HloOpcode::kMulhi:
     if (llvm::Error err = arity(2))
       return err;
-    return PerDevice(n, [&](size_t k) { return EvalMulhi(inst, ops.At(0, k), ops.At(1, k)); });
+    return RunPerDevice(pool, n,
+                        [&](size_t k) { return EvalMulhi(inst, ops.At(0, k), ops.At(1, k)); });
   case HloOpcode::kReduceWindow: {
     llvm::ArrayRef<HloComputation *> to_apply = inst.CalledComputations("to_apply");
     if (to_apply.size() != 1)
@@ -673,7 +811,8 @@ llvm::Expected<DeviceValues> Evaluator::ComputeLocal(const HloInstruction &inst,
   case HloOpcode::kGather:
     if (llvm::Error err = arity(2))
       return err;
-    return PerDevice(n, [&](size_t k) { return EvalGather(inst, ops.At(0, k), ops.At(1, k)); });
+    return RunPerDevice(pool, n,
+                        [&](size_t k) { return EvalGather(inst, ops.At(0, k), ops.At(1, k)); });
   case HloOpcode::kScatter:
     return PerDevice(n, [&](size_t k) {
       return EvalScatter(inst, OperandsAt(ops, 0, k), ScalarRunner(devices[k]));

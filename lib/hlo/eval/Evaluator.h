@@ -10,6 +10,7 @@
 #ifndef LOOM_LIB_HLO_EVAL_EVALUATOR_H
 #define LOOM_LIB_HLO_EVAL_EVALUATOR_H
 
+#include "DeviceThreadPool.h"
 #include "EvalInternal.h"
 
 #include "loom/hlo/eval/Interpreter.h"
@@ -17,6 +18,7 @@
 #include "llvm/ADT/DenseMap.h"
 
 #include <memory>
+#include <optional>
 
 namespace loom::hlo {
 
@@ -30,7 +32,46 @@ struct SpmdContext {
   llvm::ArrayRef<int64_t> devices;
   /// A runner for scalar computations (to_apply) on one device.
   std::function<ComputationRunner(int64_t device)> runner_for;
+  /// Where per-device work that calls nothing back may run in parallel
+  /// (RunPerDevice); null: one device after the other.
+  DeviceThreadPool *pool = nullptr;
 };
+
+/// fn(k) -> llvm::Expected<Literal> for every device position k < n, on
+/// `pool` when given (fn must then be safe to call concurrently and must not
+/// call back into the evaluator), else in order. Either way the values come
+/// back by position and the error is the one of the first failing device.
+template <typename Fn>
+llvm::Expected<DeviceValues> RunPerDevice(DeviceThreadPool *pool, size_t n, Fn &&fn) {
+  DeviceValues out;
+  out.reserve(n);
+  if (!pool || n < 2) {
+    for (size_t k = 0; k < n; ++k) {
+      llvm::Expected<Literal> r = fn(k);
+      if (!r)
+        return r.takeError();
+      out.push_back(std::move(*r));
+    }
+    return out;
+  }
+  std::vector<std::optional<llvm::Expected<Literal>>> results(n);
+  pool->ParallelFor(n, [&](size_t k) { results[k].emplace(fn(k)); });
+  size_t first_failed = n;
+  for (size_t k = 0; k < n; ++k) {
+    llvm::Expected<Literal> &r = *results[k];
+    if (!r) {
+      if (first_failed == n)
+        first_failed = k;
+      else
+        llvm::consumeError(r.takeError());
+      continue;
+    }
+    out.push_back(std::move(*r));
+  }
+  if (first_failed < n)
+    return results[first_failed]->takeError();
+  return out;
+}
 
 /// Operands of one instruction: readable for every kernel, and movable out
 /// of their slot when this instruction is their last user.
@@ -42,6 +83,8 @@ public:
   const Literal &At(size_t i, size_t k) const { return (*refs_[i])[k]; }
   /// Operand i, moved when possible, copied otherwise.
   DeviceValues Take(size_t i);
+  /// Whether Take(i) moves (this instruction is the value's last reader).
+  bool CanTake(size_t i) const { return movable_[i] != nullptr; }
 
 private:
   friend class Evaluator;
@@ -80,6 +123,7 @@ private:
   const Plan &PlanFor(const HloComputation &computation);
   llvm::Error StepInstruction(const Plan &plan, size_t index, Frame &frame);
   llvm::Error CheckValueLimits(const HloInstruction &inst);
+  llvm::Error MemoryLimitError(const HloInstruction &inst) const;
   llvm::Error CheckResult(const HloInstruction &inst, const DeviceValues &values,
                           size_t expected_count);
 
@@ -109,6 +153,11 @@ private:
 
   void Track(int64_t delta);
   static int64_t BytesOf(const DeviceValues &values);
+  /// Counts `inst` against max_steps and max_work for `devices`.
+  llvm::Error ChargeStep(const HloInstruction &inst, llvm::ArrayRef<int64_t> devices);
+  /// The pool when the current instruction's work per device is worth
+  /// spreading over threads, else null.
+  DeviceThreadPool *PoolForStep(size_t devices);
 
   const HloModule &module_;
   EvalOptions options_;
@@ -116,6 +165,15 @@ private:
   EvalStats stats_;
   int64_t live_bytes_ = 0;
   int64_t depth_ = 0;
+  /// Threads resolved from options_.threads; the pool starts on first use.
+  int threads_ = 1;
+  std::unique_ptr<DeviceThreadPool> pool_;
+  /// Work per device of the instruction being computed (ChargeStep).
+  int64_t step_work_ = 0;
+  /// Elements computed so far, by global device id.
+  std::vector<int64_t> device_work_;
+  /// The call-like instruction whose computation runs next (located errors).
+  const HloInstruction *caller_ = nullptr;
   llvm::DenseMap<const HloInstruction *, Literal> constants_;
   llvm::DenseMap<const HloComputation *, std::unique_ptr<Plan>> plans_;
   /// Instructions standing in for async sugar (`negate-start`): the wrapped

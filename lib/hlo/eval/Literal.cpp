@@ -293,10 +293,25 @@ void PrintNested(const Literal &lit, llvm::ArrayRef<int64_t> dims, std::vector<i
     out += " }";
 }
 
+/// An array with no elements prints its braces down to its first zero
+/// dimension (`f32[2,0]` is `{ {}, {} }`, as XLA prints it) unless there are
+/// more of them than this: then `{}`, which ParseLiteral reads for any
+/// shape with no elements. s8[100000,100000,0] would print 10^10 braces.
+constexpr int64_t kMaxEmptyBraces = 4096;
+
 std::string ArrayValuesToString(const Literal &lit, int64_t max_elements) {
   const int64_t n = lit.element_count();
   if (lit.shape().rank() == 0)
     return FormatElement(lit, 0, /*pred_as_word=*/true);
+  if (n == 0) {
+    int64_t braces = 1;
+    for (int64_t d : lit.shape().dimensions()) {
+      if (d == 0)
+        break;
+      if (__builtin_mul_overflow(braces, d, &braces) || braces > kMaxEmptyBraces)
+        return "{}";
+    }
+  }
   if (max_elements >= 0 && n > max_elements) {
     // Elided arrays print flat: head, `...`, tail, in row-major order.
     int64_t head = (max_elements + 1) / 2, tail = max_elements / 2;

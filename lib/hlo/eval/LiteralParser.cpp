@@ -149,10 +149,26 @@ private:
     if (!IsSupportedElementType(shape.element_type()))
       return Error("unsupported element type " +
                    PrimitiveTypeName(shape.element_type()));
-    if (!shape.ElementsIn())
+    const bool empty = llvm::is_contained(shape.dimensions(), 0);
+    if (!empty && !shape.ElementsIn())
       return Error("shape " + shape.ToString() + " has no fixed element count");
     Literal lit(shape);
+    // `{}` is any array with no elements, whatever its other dimensions
+    // (Literal::ToString prints it so when the braces would be too many).
+    if (empty) {
+      const size_t save = pos_;
+      if (Consume('{') && Consume('}'))
+        return lit;
+      pos_ = save;
+    }
     if (shape.rank() == 0 || Peek() != '{') {
+      if (empty) {
+        // A scalar filling no elements: read it for its errors only.
+        Literal scalar(Shape(shape.element_type(), {}));
+        if (llvm::Error err = ParseElement(scalar, 0))
+          return err;
+        return lit;
+      }
       if (llvm::Error err = ParseElement(lit, 0))
         return err;
       // A scalar written for an array fills it (XLA dumps `constant(0.)`

@@ -193,8 +193,9 @@ llvm::Error CheckSameParameters(const HloModule &reference, const HloModule &can
 }
 
 llvm::Expected<std::vector<Literal>> Run(const HloModule &module, llvm::StringRef role,
-                                         const std::vector<std::vector<Literal>> &args) {
-  auto results = RunSpmd(module, args);
+                                         const std::vector<std::vector<Literal>> &args,
+                                         const EvalOptions &options) {
+  auto results = RunSpmd(module, args, options, nullptr);
   if (!results)
     return makeError("cannot run the " + role + " module: " + llvm::toString(results.takeError()));
   return results;
@@ -273,10 +274,10 @@ llvm::Expected<ComparisonSummary> CompareModules(const HloModule &reference,
                                                  const NumericsCheckOptions &options) {
   if (auto err = CheckSameParameters(reference, candidate))
     return makeError("cannot compare the modules: " + llvm::toString(std::move(err)));
-  auto ref_results = Run(reference, "reference", args);
+  auto ref_results = Run(reference, "reference", args, options.eval);
   if (!ref_results)
     return ref_results.takeError();
-  auto cand_results = Run(candidate, "candidate", args);
+  auto cand_results = Run(candidate, "candidate", args, options.eval);
   if (!cand_results)
     return cand_results.takeError();
   return CompareDeviceResults(*ref_results, *cand_results, options);
@@ -284,7 +285,7 @@ llvm::Expected<ComparisonSummary> CompareModules(const HloModule &reference,
 
 llvm::Error CheckNumerics(const HloModule &reference, const HloModule &candidate,
                           const NumericsCheckOptions &options, llvm::raw_ostream &log) {
-  auto args = MakeRandomArguments(reference, options.seed);
+  auto args = MakeRandomArguments(reference, options.seed, options.eval);
   if (!args)
     return args.takeError();
   auto summary = CompareModules(reference, candidate, *args, options);

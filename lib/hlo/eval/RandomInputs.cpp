@@ -68,8 +68,10 @@ static llvm::Error AddParameterBytes(const Shape &shape, const HloInstruction &p
   }
   if (!shape.IsArray())
     return llvm::Error::success();
-  std::optional<int64_t> n = shape.ElementsIn();
-  std::optional<int64_t> size = shape.ByteSizeOf();
+  // A shape with no elements holds nothing whatever its other dimensions.
+  const bool empty = llvm::is_contained(shape.dimensions(), 0);
+  std::optional<int64_t> n = empty ? 0 : shape.ElementsIn();
+  std::optional<int64_t> size = empty ? 0 : shape.ByteSizeOf();
   if (!n || !size || *n > limits.max_elements_per_value)
     return makeError("parameter '" + param.name() + "' (" + shape.ToString() + ") exceeds the " +
                      llvm::Twine(limits.max_elements_per_value) +

@@ -44,6 +44,21 @@ struct EvalOptions {
   int64_t max_live_bytes = int64_t{4} << 30;
   /// Bound on nested calls (call / fusion / while / conditional / to_apply).
   int64_t max_call_depth = 256;
+  /// Worker threads the devices run on between collectives; 0 means
+  /// std::thread::hardware_concurrency(). Results, errors and stats are the
+  /// same for every count (docs/interpreter.md, "Threads").
+  int threads = 0;
+  /// Bound on executed instructions: an instruction run for n devices counts
+  /// n, the instructions of a called computation (while body and condition,
+  /// call, fusion, to_apply) count each time they run. Exceeding it is an
+  /// error naming the instruction (docs/interpreter.md, "Bounded work").
+  int64_t max_steps = int64_t{1} << 25;
+  /// Bound on the elements computed by any one device: an instruction
+  /// counts the elements of its result, a dot its multiply-adds, a reduction
+  /// the elements it reads (docs/interpreter.md, "Bounded work", lists every
+  /// op). An instruction that would exceed it is refused before it runs,
+  /// with an error naming it.
+  int64_t max_work = int64_t{1} << 34;
 };
 
 /// What a run cost; for tests and diagnostics.
@@ -53,6 +68,10 @@ struct EvalStats {
   /// Bytes still held when the run ended (0 unless a value leaked).
   int64_t final_live_bytes = 0;
   int64_t instructions_evaluated = 0;
+  /// Executed instructions as max_steps counts them (all devices).
+  int64_t steps = 0;
+  /// Elements computed as max_work counts them, by the busiest device.
+  int64_t work = 0;
 };
 
 /// Runs the entry computation on every device in lock step with the layout

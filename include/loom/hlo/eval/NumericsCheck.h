@@ -14,6 +14,7 @@
 #ifndef LOOM_HLO_EVAL_NUMERICSCHECK_H
 #define LOOM_HLO_EVAL_NUMERICSCHECK_H
 
+#include "loom/hlo/eval/Interpreter.h"
 #include "loom/hlo/eval/Literal.h"
 #include "loom/hlo/ir/HloModule.h"
 
@@ -43,6 +44,8 @@ struct NumericsCheckOptions {
   /// and pred are always compared exactly.
   std::optional<double> rtol;
   std::optional<double> atol;
+  /// Limits and threads of both runs (EvalOptionsFromCommandLine() in tools).
+  EvalOptions eval;
 };
 
 /// What comparing values found. Merge() accumulates several comparisons

@@ -1,0 +1,33 @@
+//===- EvalCommandLine.h - The interpreter's limits and threads as flags --===//
+//
+// The flags every tool that runs the interpreter shares, spelled once:
+//   --threads=N      worker threads for the devices (0: the machine's cores)
+//   --max-steps=N    executed instructions (EvalOptions::max_steps)
+//   --max-work=N     elements computed, a dot's multiply-adds (max_work)
+//   --max-memory=N   bytes held by live values (max_live_bytes)
+// They register when a tool links EvalOptionsFromCommandLine() and belong to
+// the "interpreter options" category. docs/interpreter.md explains them.
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_HLO_EVAL_EVALCOMMANDLINE_H
+#define LOOM_HLO_EVAL_EVALCOMMANDLINE_H
+
+#include "loom/hlo/eval/Interpreter.h"
+
+#include "llvm/Support/CommandLine.h"
+
+namespace loom::hlo {
+
+/// The category of the flags above, for cl::HideUnrelatedOptions.
+llvm::cl::OptionCategory &EvalOptionCategory();
+
+/// EvalOptions with the defaults, overridden by the flags given.
+EvalOptions EvalOptionsFromCommandLine();
+
+/// An error message when a flag holds a value out of range (a negative
+/// count), empty when they are all usable.
+std::string EvalCommandLineProblem();
+
+} // namespace loom::hlo
+
+#endif

@@ -1,0 +1,58 @@
+//===- EvalCommandLine.cpp - The interpreter's limits and threads as flags ===//
+
+#include "loom/hlo/eval/EvalCommandLine.h"
+
+#include <string>
+
+namespace loom::hlo {
+
+llvm::cl::OptionCategory &EvalOptionCategory() {
+  static llvm::cl::OptionCategory category("interpreter options");
+  return category;
+}
+
+namespace {
+
+const EvalOptions kDefaults;
+
+llvm::cl::opt<int> threads_flag(
+    "threads", llvm::cl::value_desc("N"),
+    llvm::cl::desc("Run the devices on N worker threads between collectives; 0 (the "
+                   "default) uses every core. Results do not depend on N"),
+    llvm::cl::init(kDefaults.threads), llvm::cl::cat(EvalOptionCategory()));
+llvm::cl::opt<int64_t> max_steps_flag(
+    "max-steps", llvm::cl::value_desc("N"),
+    llvm::cl::desc("Stop with an error after N executed instructions, counted once per "
+                   "device (default 2^25)"),
+    llvm::cl::init(kDefaults.max_steps), llvm::cl::cat(EvalOptionCategory()));
+llvm::cl::opt<int64_t> max_work_flag(
+    "max-work", llvm::cl::value_desc("N"),
+    llvm::cl::desc("Stop with an error after computing N elements over all devices; a dot "
+                   "counts its multiply-adds (default 2^34)"),
+    llvm::cl::init(kDefaults.max_work), llvm::cl::cat(EvalOptionCategory()));
+llvm::cl::opt<int64_t> max_memory_flag(
+    "max-memory", llvm::cl::value_desc("BYTES"),
+    llvm::cl::desc("Stop with an error when the live values of all devices hold more than "
+                   "BYTES (default 4 GiB)"),
+    llvm::cl::init(kDefaults.max_live_bytes), llvm::cl::cat(EvalOptionCategory()));
+
+} // namespace
+
+EvalOptions EvalOptionsFromCommandLine() {
+  EvalOptions options;
+  options.threads = threads_flag;
+  options.max_steps = max_steps_flag;
+  options.max_work = max_work_flag;
+  options.max_live_bytes = max_memory_flag;
+  return options;
+}
+
+std::string EvalCommandLineProblem() {
+  if (threads_flag < 0)
+    return "--threads must not be negative";
+  if (max_steps_flag < 0 || max_work_flag < 0 || max_memory_flag < 0)
+    return "--max-steps, --max-work and --max-memory must not be negative";
+  return "";
+}
+
+} // namespace loom::hlo
