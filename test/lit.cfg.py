@@ -25,8 +25,9 @@ if hasattr(config, "loom_obj_root"):
     if os.path.isdir(os.path.join(config.loom_shared_dir, "corpus")):
         config.available_features.add("shared-corpus")
 
-# Tests must not see the environment knobs of the passes (NEURON_*) unless
+# Tests must not see the environment knobs of the passes (NEURON_*,
+# LOOM_COLLECTIVE_MATMUL_PROVENANCE) unless
 # they set them.
 for var in list(config.environment):
-    if var.startswith("NEURON_"):
+    if var.startswith("NEURON_") or var == "LOOM_COLLECTIVE_MATMUL_PROVENANCE":
         del config.environment[var]

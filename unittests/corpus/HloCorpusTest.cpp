@@ -12,6 +12,12 @@
 // Prints one line per failure and `N passed, N failed`; exits 1 on any
 // failure. A missing corpus (a fresh clone has none) is a skip.
 //
+// The four JAX Llama-3.1 FSDP training-step dumps also go through
+// neuron_looped_einsum_replacer: each has 23 candidate dots (one remark
+// each), none fused by default, 12 with --collective-matmul-provenance,
+// each fused one naming its proof and each missed one the all-gather rule
+// (docs/collective-matmul.md, "Provenance mode").
+//
 // A few corpus modules are not valid as stored; they are listed below with
 // the reason and checked to be refused for exactly that reason, so a change
 // that starts accepting them (or refuses them differently) is noticed.
@@ -23,6 +29,7 @@
 #include "loom/hlo/ir/ShapeInference.h"
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloVerifier.h"
+#include "loom/hlo/passes/NeuronLoopedEinsumReplacer.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -176,6 +183,63 @@ std::optional<std::string> CheckInferredShapes(const HloModule &module) {
   return std::nullopt;
 }
 
+/// The Llama dumps whose collective-matmul figures are asserted.
+bool IsLlamaDump(llvm::StringRef path) {
+  return llvm::sys::path::filename(path).startswith("tools__benchmarks__hlo_llama31_");
+}
+
+/// Remark lines of neuron_looped_einsum_replacer run on a copy of `module`.
+std::vector<std::string> ReplacerRemarks(const HloModule &module, bool provenance,
+                                         std::string *error) {
+  std::unique_ptr<HloModule> copy = CloneModule(module);
+  loom::hlo::CollectiveMatmulOptions options;
+  options.provenance = provenance;
+  NeuronLoopedEinsumReplacer pass(options);
+  std::string text;
+  llvm::raw_string_ostream stream(text);
+  pass.SetRemarkStream(&stream);
+  if (auto changed = pass.Run(*copy); !changed)
+    *error = llvm::toString(changed.takeError());
+  else if (llvm::Error verify = VerifyHloModule(*copy))
+    *error = "the rewritten module does not verify: " + FirstLine(llvm::toString(std::move(verify)));
+  stream.flush();
+  llvm::SmallVector<llvm::StringRef> lines;
+  llvm::StringRef(text).split(lines, '\n', -1, false);
+  return std::vector<std::string>(lines.begin(), lines.end());
+}
+
+/// Why a Llama dump's collective-matmul figures are not 23 candidates, 0
+/// fused by default, 12 with provenance, or nullopt.
+std::optional<std::string> CheckLlamaFigures(const HloModule &module) {
+  constexpr size_t kCandidates = 23, kFusedWithProvenance = 12;
+  std::string error;
+  for (bool provenance : {false, true}) {
+    std::vector<std::string> remarks = ReplacerRemarks(module, provenance, &error);
+    if (!error.empty())
+      return error;
+    size_t fused = 0;
+    for (llvm::StringRef line : remarks) {
+      if (line.contains(": fused (")) {
+        ++fused;
+        if (!line.contains(", weight=rhs via dynamic-slice of loop-invariant %"))
+          return "a fused remark does not name the proof: " + line.str();
+      } else if (!line.contains(": missed: ")) {
+        return "not a remark of the replacer: " + line.str();
+      } else if (provenance && !line.contains(": missed: all-gather dimension ")) {
+        return "missed with provenance for a reason other than the all-gather rule: " +
+               line.str();
+      }
+    }
+    const size_t want = provenance ? kFusedWithProvenance : 0;
+    if (remarks.size() != kCandidates || fused != want)
+      return std::string(provenance ? "with" : "without") + " provenance: " +
+             std::to_string(fused) + " of " + std::to_string(remarks.size()) +
+             " candidate dots fused, expected " + std::to_string(want) + " of " +
+             std::to_string(kCandidates);
+  }
+  return std::nullopt;
+}
+
 /// Why the module in `text` does not round-trip, or nullopt if it does.
 std::optional<std::string> CheckRoundTrip(llvm::StringRef text, llvm::StringRef file) {
   if (const KnownInvalid *entry = FindKnownInvalid(file))
@@ -188,6 +252,9 @@ std::optional<std::string> CheckRoundTrip(llvm::StringRef text, llvm::StringRef 
       return "verify: " + FirstLine(llvm::toString(std::move(error)));
     if (std::optional<std::string> why = CheckInferredShapes(**original))
       return why;
+    if (IsLlamaDump(file))
+      if (std::optional<std::string> why = CheckLlamaFigures(**original))
+        return "collective matmul: " + *why;
   }
   return CheckPrintParsePrint(**original);
 }

@@ -726,4 +726,160 @@ GeneratedCase GenerateCase(uint64_t seed, MatcherShape shape) {
   return CaseGenerator(seed, shape).Generate();
 }
 
+GeneratedCase GenerateScanCase(uint64_t seed) {
+  SplitMix64 rng(seed);
+  GeneratedCase result;
+  result.shape = MatcherShape::kRhs;
+  const int64_t layers = rng.Uniform(2, 3), tp = rng.Chance(0.5) ? 2 : 4;
+  const int64_t groups = rng.Uniform(1, 2), batch = 2, seq = rng.Uniform(1, 3);
+  const int64_t heads = rng.Uniform(1, 2), head_dim = rng.Uniform(2, 4), shard = rng.Uniform(1, 3);
+  const bool bf16 = rng.Chance(0.5), backward = rng.Chance(0.5), transposed = rng.Chance(0.5);
+  // The four dots of an attention layer (forward Q and O, backward dQ and dH).
+  enum Kind { kQ, kO, kDq, kDh } kind = static_cast<Kind>(rng.Uniform(0, 3));
+  enum Spoil { kNone, kActivationIndex, kUpdated } spoil = kNone;
+  if (rng.Chance(0.3))
+    spoil = rng.Chance(0.5) ? kActivationIndex : kUpdated;
+  result.options.provenance = rng.Chance(0.7);
+  result.options.permute_aggressive = rng.Chance(0.3);
+  const std::string t = bf16 ? "bf16" : "f32";
+  const int64_t model = tp * shard; // the gathered model dimension
+  // Local weight, all-gather dimension, activation, result, dimension numbers.
+  std::vector<int64_t> local, act, out;
+  int64_t ag_dim;
+  std::string dnums;
+  switch (kind) {
+  case kQ: // x[B,S,D] . W[D,H,Dh] (gathered along 0)
+    local = {shard, heads, head_dim}, ag_dim = 0, act = {batch, seq, model};
+    out = {batch, seq, heads, head_dim};
+    dnums = "lhs_contracting_dims={2}, rhs_contracting_dims={0}";
+    break;
+  case kO: // a[B,S,H,Dh] . W[H,Dh,D] (gathered along 2), merged {2,3} x {0,1}
+    local = {heads, head_dim, shard}, ag_dim = 2, act = {batch, seq, heads, head_dim};
+    out = {batch, seq, model};
+    dnums = "lhs_contracting_dims={2,3}, rhs_contracting_dims={0,1}";
+    break;
+  case kDq: // g[B,S,D] . W[H,Dh,D] (gathered along 2), contracted on 2
+    local = {heads, head_dim, shard}, ag_dim = 2, act = {batch, seq, model};
+    out = {batch, seq, heads, head_dim};
+    dnums = "lhs_contracting_dims={2}, rhs_contracting_dims={2}";
+    break;
+  case kDh: // g[B,S,H,Dh] . W[D,H,Dh] (gathered along 0), merged {2,3} x {1,2}
+    local = {shard, heads, head_dim}, ag_dim = 0, act = {batch, seq, heads, head_dim};
+    out = {batch, seq, model};
+    dnums = "lhs_contracting_dims={2,3}, rhs_contracting_dims={1,2}";
+    break;
+  }
+  std::vector<int64_t> gathered = local;
+  gathered[ag_dim] *= tp;
+  std::vector<int64_t> stacked = {layers};
+  llvm::append_range(stacked, local);
+  std::vector<int64_t> slice = {1};
+  llvm::append_range(slice, local);
+  auto shape = [](const std::string &type, llvm::ArrayRef<int64_t> dims) {
+    return ArrayShape{type, std::vector<int64_t>(dims.begin(), dims.end())}.Text();
+  };
+  const std::string state = TupleText({"s32[]", shape("f32", act), shape("f32", stacked),
+                                       shape("f32", out)});
+  std::string zeros;
+  for (size_t d = 0; d < local.size(); ++d)
+    zeros += ", %zero";
+  std::string text = "HloModule scan, num_partitions=" + std::to_string(tp * groups) + "\n\n";
+  text += "%cond (c: " + state + ") -> pred[] {\n  %c = " + state + " parameter(0)\n" +
+          "  %ci = s32[] get-tuple-element(%c), index=0\n  %n = s32[] constant(" +
+          std::to_string(layers) + ")\n  ROOT %lt = pred[] compare(%ci, %n), direction=LT\n}\n\n";
+  text += "%body (p: " + state + ") -> " + state + " {\n  %p = " + state + " parameter(0)\n";
+  text += "  %i = s32[] get-tuple-element(%p), index=0\n";
+  text += "  %x = " + shape("f32", act) + " get-tuple-element(%p), index=1\n";
+  text += "  %w = " + shape("f32", stacked) + " get-tuple-element(%p), index=2\n";
+  text += "  %acc = " + shape("f32", out) + " get-tuple-element(%p), index=3\n";
+  text += "  %zero = s32[] constant(0)\n";
+  std::string layer = "%i";
+  if (spoil == kActivationIndex) {
+    std::vector<int64_t> ones(act.size(), 1);
+    std::string ranges;
+    for (size_t d = 0; d < act.size(); ++d)
+      ranges += std::string(d ? ", " : "") + "[0:1]";
+    text += "  %x.s = " + shape("f32", ones) + " slice(%x), slice={" + ranges + "}\n";
+    text += "  %x.r = f32[] reshape(%x.s)\n  %layer = s32[] convert(%x.r)\n";
+    layer = "%layer";
+  } else if (backward) {
+    text += "  %last = s32[] constant(" + std::to_string(layers - 1) + ")\n";
+    text += "  %layer = s32[] subtract(%last, %i)\n";
+    layer = "%layer";
+  }
+  text += "  %w.ds = " + shape("f32", slice) + " dynamic-slice(%w, " + layer + zeros +
+          "), dynamic_slice_sizes=" + IntList(slice) + "\n";
+  std::string sliced = "%w.ds", x = "%x";
+  if (bf16) {
+    text += "  %w.cv = " + shape("bf16", slice) + " convert(%w.ds)\n";
+    text += "  %x.bf = " + shape("bf16", act) + " convert(%x)\n";
+    sliced = "%w.cv", x = "%x.bf";
+  }
+  text += "  %w.l = " + shape(t, local) + " reshape(" + sliced + ")\n";
+  text += "  %ag = " + shape(t, gathered) + " all-gather(%w.l), channel_id=1, replica_groups=[" +
+          std::to_string(groups) + "," + std::to_string(tp) + "]<=[" +
+          std::to_string(groups * tp) + "], dimensions={" + std::to_string(ag_dim) +
+          "}, use_global_device_ids=true\n";
+  text += "  %dot = " + shape(t, out) + " dot(" + x + ", %ag), " + dnums + "\n";
+  std::string product = "%dot";
+  if (bf16) {
+    text += "  %dot.f = " + shape("f32", out) + " convert(%dot)\n";
+    product = "%dot.f";
+  }
+  text += "  %acc.next = " + shape("f32", out) + " add(%acc, " + product + ")\n";
+  text += "  %one = s32[] constant(1)\n  %i.next = s32[] add(%i, %one)\n";
+  std::string w_next = "%w";
+  if (spoil == kUpdated) {
+    text += "  %w.next = " + shape("f32", stacked) + " add(%w, %w)\n";
+    w_next = "%w.next";
+  }
+  text += "  ROOT %out = " + state + " tuple(%i.next, %x, " + w_next + ", %acc.next)\n}\n\n";
+  // The entry: JAX stores the stacked weight with the layer axis second and
+  // transposes it before the loop.
+  std::vector<int64_t> stored = stacked;
+  if (transposed)
+    std::swap(stored[0], stored[1]);
+  std::string perm = "{1,0";
+  for (size_t d = 2; d < stored.size(); ++d)
+    perm += "," + std::to_string(d);
+  perm += "}";
+  text += "ENTRY %main (x: " + shape("f32", act) + ", w: " + shape("f32", stored) + ") -> " +
+          shape("f32", out) + " {\n";
+  text += "  %x = " + shape("f32", act) + " parameter(0)\n";
+  text += "  %w = " + shape("f32", stored) + " parameter(1)\n";
+  std::string w = "%w";
+  if (transposed) {
+    text += "  %w.t = " + shape("f32", stacked) + " transpose(%w), dimensions=" + perm + "\n";
+    w = "%w.t";
+  }
+  text += "  %c0 = f32[] constant(0)\n  %acc = " + shape("f32", out) +
+          " broadcast(%c0), dimensions={}\n  %start = s32[] constant(0)\n";
+  text += "  %init = " + state + " tuple(%start, %x, " + w + ", %acc)\n";
+  text += "  %loop = " + state + " while(%init), condition=%cond, body=%body\n";
+  text += "  ROOT %r = " + shape("f32", out) + " get-tuple-element(%loop), index=3\n}\n";
+  result.text = std::move(text);
+
+  static const char *const kKinds[] = {"scan-q", "scan-o-merged", "scan-dq", "scan-dh-merged"};
+  result.tags = {kKinds[kind], backward ? "scan-backward" : "scan-forward",
+                 bf16 ? "bf16" : "f32",
+                 spoil == kNone ? "scan-weight"
+                 : spoil == kUpdated ? "scan-updated"
+                                     : "scan-activation-index",
+                 result.options.provenance ? "provenance" : "no-provenance"};
+  const bool merged = kind == kO || kind == kDh;
+  const bool proven = result.options.provenance && spoil == kNone;
+  // Without a proof only the aggressive flag folds, and it cannot merge.
+  const bool folds = merged ? proven || (result.options.provenance &&
+                                         result.options.permute_aggressive)
+                            : proven || result.options.permute_aggressive;
+  result.expect_fused = folds ? 1 : 0;
+  result.summary = llvm::formatv("scan {0} L={1} tp={2} groups={3} {4} {5} {6} provenance={7} "
+                                 "aggressive={8}",
+                                 kKinds[kind], layers, tp, groups, t,
+                                 backward ? "backward" : "forward", result.tags[3],
+                                 result.options.provenance, result.options.permute_aggressive)
+                       .str();
+  return result;
+}
+
 } // namespace loom::hlo::proptest

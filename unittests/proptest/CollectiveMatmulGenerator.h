@@ -19,7 +19,9 @@
 //   * batch dimensions, and now and then two contracting dimensions;
 //   * bf16 dots accumulating into f32, and gathered weights that are also
 //     an output (so their all-gather outlives the fusion);
-//   * the pass options: NXD, aggressive, neuron-compat, sb-to-sb threshold.
+//   * the pass options: NXD, aggressive, neuron-compat, sb-to-sb threshold;
+//   * (GenerateScanCase) stacked layer weights sliced at the loop counter,
+//     and merged contractions, for provenance mode.
 // The text goes through the parser, so the parser is exercised too.
 //
 //===----------------------------------------------------------------------===//
@@ -50,10 +52,24 @@ struct GeneratedCase {
   /// `groups-iota`, `token`, ...), for the coverage table.
   std::vector<std::string> tags;
   CollectiveMatmulOptions options;
+  /// Scan cases: 1 when the rules say the dot folds under `options`, 0 when
+  /// they say it does not; -1 (other cases) when the generator does not say.
+  int expect_fused = -1;
 };
 
 /// The case drawn from `seed`, built around `shape`. Same seed, same case.
 GeneratedCase GenerateCase(uint64_t seed, MatcherShape shape);
+
+/// A scaled-down twin of a JAX scan-over-layers pattern (the Llama-3.1 FSDP
+/// dumps): a stacked weight [L, ...] carried through a while loop, sliced
+/// at the layer counter (counting up, or down as in the backward loop) and
+/// gathered into one dot of the four Llama shapes: one contracting
+/// dimension gathered along 0 or 2, or two merged ({2,3} with {0,1} or
+/// {1,2}). Sometimes the slice is indexed by an activation or the body
+/// updates the stacked weight: then it is not a weight. The options draw
+/// provenance mode and the aggressive flag; expect_fused says what the
+/// rules of docs/collective-matmul.md decide.
+GeneratedCase GenerateScanCase(uint64_t seed);
 
 } // namespace loom::hlo::proptest
 

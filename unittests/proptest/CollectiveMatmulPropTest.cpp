@@ -12,15 +12,26 @@
 // collective-matmul negated) to show the comparison would catch a wrong
 // fusion. With --hlo-opt every case also goes through the real tool:
 // `hlo-opt --verify-each --check-numerics` with the case's options as flags.
+// Every case runs again in provenance mode (--collective-matmul-provenance),
+// which must keep the numerics too. After the random cases come the scan
+// cases (GenerateScanCase: stacked layer weights and merged contractions of
+// the Llama dumps); each must fold exactly when the rules say it does.
+// --threads=N (the interpreter's flags, EvalCommandLine.h) sets the
+// interpreter's threads, here and in hlo-opt; --compare-threads runs every
+// rewritten module with 1 and with 2 threads and requires equal outputs
+// (zero tolerance).
 //
-//   collective-matmul-proptest [--seed=S] [--cases=N] [--case=I] [--verbose]
-//                              [--hlo-opt=PATH]
+//   collective-matmul-proptest [--seed=S] [--cases=N] [--scan-cases=N] [--case=I]
+//                              [--verbose] [--hlo-opt=PATH] [--threads=N]
+//                              [--compare-threads]
 //
 // docs/hlo-run.md explains how to read a failure and replay one case.
 //
 //===----------------------------------------------------------------------===//
 #include "CollectiveMatmulGenerator.h"
 
+#include "loom/hlo/eval/EvalCommandLine.h"
+#include "loom/hlo/eval/Interpreter.h"
 #include "loom/hlo/eval/NumericsCheck.h"
 #include "loom/hlo/eval/RandomInputs.h"
 #include "loom/hlo/ir/CollectiveMatmulContract.h"
@@ -71,6 +82,15 @@ llvm::cl::opt<std::string>
                  llvm::cl::desc("Also run every case through this hlo-opt binary with "
                                 "--verify-each --check-numerics"),
                  llvm::cl::cat(category));
+llvm::cl::opt<int64_t> scan_cases_flag(
+    "scan-cases", llvm::cl::value_desc("N"),
+    llvm::cl::desc("Number of scan cases after the random ones (default 64)"), llvm::cl::init(64),
+    llvm::cl::cat(category));
+llvm::cl::opt<bool> compare_threads_flag(
+    "compare-threads",
+    llvm::cl::desc("Run every rewritten module with 1 and 2 interpreter threads and require "
+                   "equal outputs"),
+    llvm::cl::cat(category));
 llvm::cl::opt<double> min_fused_flag("min-fused-percent", llvm::cl::value_desc("P"),
                                      llvm::cl::desc("Fail a run of 100 cases or more when fewer "
                                                     "cases fused (default 40)"),
@@ -132,11 +152,14 @@ std::vector<std::string> HloOptFlags(const CollectiveMatmulOptions &o) {
           "--neuron-collective-permute-aggressive=" + boolean(o.permute_aggressive),
           "--neuron-collective-matmul-sb-to-sb-threshold-in-mb=" +
               std::to_string(o.sb_to_sb_threshold_in_mb),
-          "--neuron-compat=" + boolean(o.compat)};
+          "--neuron-compat=" + boolean(o.compat),
+          "--collective-matmul-provenance=" + boolean(o.provenance),
+          "--threads=" + std::to_string(EvalOptionsFromCommandLine().threads)};
 }
 
 // The same case through the hlo-opt binary, options as its flags.
-llvm::Error RunHloOpt(const GeneratedCase &c, uint64_t case_seed) {
+llvm::Error RunHloOpt(const GeneratedCase &c, const CollectiveMatmulOptions &options,
+                      uint64_t case_seed) {
   llvm::SmallString<128> input;
   int fd;
   if (auto ec = llvm::sys::fs::createTemporaryFile("proptest", "hlo", fd, input))
@@ -149,7 +172,7 @@ llvm::Error RunHloOpt(const GeneratedCase &c, uint64_t case_seed) {
   llvm::sys::fs::createTemporaryFile("proptest", "err", errors);
   std::vector<std::string> args = {hlo_opt_flag, "--verify-each", "--check-numerics",
                                    "--check-numerics-seed=" + std::to_string(case_seed)};
-  llvm::append_range(args, HloOptFlags(c.options));
+  llvm::append_range(args, HloOptFlags(options));
   llvm::append_range(args, std::vector<std::string>{input.str().str(), "-o", "/dev/null"});
   std::vector<llvm::StringRef> argv(args.begin(), args.end());
   llvm::Optional<llvm::StringRef> redirects[] = {llvm::None, errors.str(), errors.str()};
@@ -165,7 +188,37 @@ llvm::Error RunHloOpt(const GeneratedCase &c, uint64_t case_seed) {
   return llvm::Error::success();
 }
 
-llvm::Expected<CaseOutcome> RunCase(const GeneratedCase &c, uint64_t case_seed) {
+// --compare-threads: the module's outputs with 1 and with 2 interpreter
+// threads must be equal.
+llvm::Error CompareThreadCounts(const HloModule &module, uint64_t case_seed) {
+  EvalOptions eval = EvalOptionsFromCommandLine();
+  auto args = MakeRandomArguments(module, case_seed, eval);
+  if (!args)
+    return args.takeError();
+  std::vector<Literal> results[2];
+  for (int threads : {1, 2}) {
+    eval.threads = threads;
+    auto run = RunSpmd(module, *args, eval, nullptr);
+    if (!run)
+      return makeError("--threads=" + std::to_string(threads) + ": " +
+                       llvm::toString(run.takeError()));
+    results[threads - 1] = std::move(*run);
+  }
+  NumericsCheckOptions exact;
+  exact.rtol = 0;
+  exact.atol = 0;
+  auto summary = CompareDeviceResults(results[0], results[1], exact);
+  if (!summary)
+    return summary.takeError();
+  if (!summary->ok())
+    return makeError("the outputs with 1 and 2 threads differ: " + summary->ToString() + "; " +
+                     summary->first_mismatch);
+  return llvm::Error::success();
+}
+
+llvm::Expected<CaseOutcome> RunCaseWith(const GeneratedCase &c,
+                                        const CollectiveMatmulOptions &options,
+                                        uint64_t case_seed) {
   auto original = ParseAndVerify(c.text);
   if (!original)
     return original.takeError();
@@ -173,8 +226,8 @@ llvm::Expected<CaseOutcome> RunCase(const GeneratedCase &c, uint64_t case_seed) 
   HloPassPipelineOptions pipeline_options;
   pipeline_options.verify_each = true;
   HloPassPipeline pipeline("collective-matmul", pipeline_options);
-  pipeline.AddPass<NeuronLoopedEinsumReplacer>(c.options);
-  pipeline.AddPass<NeuronLoopedEinsumTokenReplacer>(c.options);
+  pipeline.AddPass<NeuronLoopedEinsumReplacer>(options);
+  pipeline.AddPass<NeuronLoopedEinsumTokenReplacer>(options);
   CaseOutcome outcome;
   llvm::raw_string_ostream remarks(outcome.remarks);
   pipeline.SetRemarkStream(&remarks);
@@ -185,9 +238,13 @@ llvm::Expected<CaseOutcome> RunCase(const GeneratedCase &c, uint64_t case_seed) 
   outcome.tokens_replaced = llvm::StringRef(outcome.remarks).count(": replaced by ");
   NumericsCheckOptions numerics;
   numerics.seed = case_seed;
+  numerics.eval = EvalOptionsFromCommandLine();
   if (auto err = CheckNumerics(**original, *transformed, numerics, llvm::nulls()))
     return makeError(llvm::toString(std::move(err)) + "\n--- transformed module ---\n" +
                      transformed->ToString());
+  if (compare_threads_flag)
+    if (auto err = CompareThreadCounts(*transformed, case_seed))
+      return err;
   if (outcome.fused) {
     MutateCollectiveMatmuls(*transformed);
     llvm::Error err = CheckNumerics(**original, *transformed, numerics, llvm::nulls());
@@ -197,8 +254,23 @@ llvm::Expected<CaseOutcome> RunCase(const GeneratedCase &c, uint64_t case_seed) 
     llvm::consumeError(std::move(err));
   }
   if (!hlo_opt_flag.empty())
-    if (auto err = RunHloOpt(c, case_seed))
+    if (auto err = RunHloOpt(c, options, case_seed))
       return err;
+  return outcome;
+}
+
+// The case with its options, then (unless they already are) in provenance
+// mode; the outcome is the first run's.
+llvm::Expected<CaseOutcome> RunCase(const GeneratedCase &c, uint64_t case_seed) {
+  auto outcome = RunCaseWith(c, c.options, case_seed);
+  if (!outcome || c.options.provenance)
+    return outcome;
+  CollectiveMatmulOptions provenance = c.options;
+  provenance.provenance = true;
+  auto again = RunCaseWith(c, provenance, case_seed);
+  if (!again)
+    return makeError("with --collective-matmul-provenance: " +
+                     llvm::toString(again.takeError()));
   return outcome;
 }
 
@@ -212,7 +284,7 @@ std::string ReasonKey(llvm::StringRef reason) {
 // Tallies for the final report.
 struct Tally {
   std::array<int64_t, kNumMatcherShapes> cases{}, fused{};
-  int64_t passed = 0, failed = 0, tokens_replaced = 0;
+  int64_t passed = 0, failed = 0, tokens_replaced = 0, scan_cases = 0, scan_fused = 0;
   std::map<std::string, int64_t> missed_reasons;
   /// Per generator tag: cases, and how many of them fused.
   std::map<std::string, std::pair<int64_t, int64_t>> tags;
@@ -238,15 +310,26 @@ void ReportFailure(int64_t index, uint64_t case_seed, const GeneratedCase &c,
                << error << "\n\n";
 }
 
+// Case `index` of the run: the random cases first, then the scan cases.
 void RunOne(int64_t index, Tally &tally) {
   uint64_t case_seed = CaseSeed(seed_flag, index);
+  const bool scan = index >= cases_flag;
   auto shape = static_cast<MatcherShape>(index % kNumMatcherShapes);
-  GeneratedCase c = GenerateCase(case_seed, shape);
+  GeneratedCase c = scan ? GenerateScanCase(case_seed) : GenerateCase(case_seed, shape);
+  shape = c.shape;
   auto outcome = RunCase(c, case_seed);
+  if (outcome && c.expect_fused >= 0 && outcome->fused != (c.expect_fused == 1))
+    outcome = makeError(std::string("the rules say the dot ") +
+                        (c.expect_fused ? "folds" : "does not fold") + ", but it " +
+                        (outcome->fused ? "folded" : "did not") + ":\n" + outcome->remarks);
   if (!outcome) {
     ++tally.failed;
     ReportFailure(index, case_seed, c, llvm::toString(outcome.takeError()));
     return;
+  }
+  if (scan) {
+    ++tally.scan_cases;
+    tally.scan_fused += outcome->fused;
   }
   ++tally.passed;
   ++tally.cases[static_cast<int>(shape)];
@@ -271,6 +354,9 @@ constexpr llvm::StringLiteral kRequiredTags =
     "nxd-index-0 nxd-index-nonzero token groups-contiguous groups-iota 1-group 2-groups "
     "3-groups cross-replica flattened batch-dims f32-accumulate shared-all-gather nxd no-nxd "
     "compat no-compat aggressive not-aggressive";
+// The same for the scan cases (provenance mode), when there are 40 or more.
+constexpr llvm::StringLiteral kRequiredScanTags =
+    "scan-q scan-o-merged scan-dq scan-dh-merged scan-forward scan-backward provenance";
 
 // The per-shape table; false when enforced and a shape never fused.
 bool CheckShapes(const Tally &tally, bool enforce) {
@@ -301,6 +387,8 @@ bool CheckTags(const Tally &tally, bool enforce) {
   bool ok = true;
   llvm::SmallVector<llvm::StringRef> required;
   kRequiredTags.split(required, ' ');
+  if (scan_cases_flag >= 40)
+    kRequiredScanTags.split(required, ' ');
   for (llvm::StringRef tag : required) {
     auto it = tally.tags.find(tag.str());
     if (it == tally.tags.end() || it->second.second == 0) {
@@ -322,6 +410,11 @@ bool CheckFusedShare(const Tally &tally, bool enforce) {
     total += tally.cases[s];
     fused += tally.fused[s];
   }
+  llvm::outs() << "  scan cases: " << tally.scan_cases << ", " << tally.scan_fused
+               << " fused, each as the rules say\n";
+  // The share is that of the random cases.
+  total -= tally.scan_cases;
+  fused -= tally.scan_fused;
   double percent = total ? 100.0 * static_cast<double>(fused) / static_cast<double>(total) : 0;
   // llvm::format rather than formatv: gcc 12 misreads formatv's integer
   // provider as a use of an uninitialized value (-Wmaybe-uninitialized).
@@ -340,19 +433,23 @@ bool CheckFusedShare(const Tally &tally, bool enforce) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
-  llvm::cl::HideUnrelatedOptions(category);
+  llvm::cl::HideUnrelatedOptions({&category, &EvalOptionCategory()});
   if (!llvm::cl::ParseCommandLineOptions(
           argc, argv,
           "collective-matmul-proptest: random modules through the collective-matmul passes "
           "keep their numerics\n",
           &llvm::errs()))
     return 2;
+  if (std::string problem = EvalCommandLineProblem(); !problem.empty()) {
+    llvm::errs() << "collective-matmul-proptest: " << problem << "\n";
+    return 2;
+  }
   auto start = std::chrono::steady_clock::now();
   Tally tally;
   if (case_flag >= 0)
     RunOne(case_flag, tally);
   else
-    for (int64_t i = 0; i < cases_flag; ++i)
+    for (int64_t i = 0; i < cases_flag + scan_cases_flag; ++i)
       RunOne(i, tally);
   double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 

@@ -44,6 +44,13 @@ cl::opt<bool> CompatFlag(
              "express, token operand)"),
     cl::init(false), cl::cat(NeuronCategory()));
 
+cl::opt<cl::boolOrDefault> ProvenanceFlag(
+    "collective-matmul-provenance",
+    cl::desc("Override LOOM_COLLECTIVE_MATMUL_PROVENANCE (true|false): also fold dots whose "
+             "weight is proven by weight provenance (stacked layer weights sliced at the loop "
+             "counter) and merge adjacent contracting dimensions"),
+    cl::cat(NeuronCategory()));
+
 bool Resolve(const cl::opt<cl::boolOrDefault> &flag, llvm::StringRef env) {
   switch (flag.getValue()) {
   case cl::BOU_TRUE:
@@ -87,6 +94,7 @@ CollectiveMatmulOptions CollectiveMatmulOptions::FromFlagsAndEnvironment() {
   else if (ReadEnvVarAsInt(kNeuronSbToSbThresholdEnv, &threshold))
     options.sb_to_sb_threshold_in_mb = threshold;
   options.compat = CompatFlag;
+  options.provenance = Resolve(ProvenanceFlag, kLoomCollectiveMatmulProvenanceEnv);
   return options;
 }
 

@@ -37,8 +37,10 @@
 #include "loom/hlo/ir/HloComputation.h"
 #include "loom/hlo/ir/HloModule.h"
 #include "loom/hlo/passes/CollectiveMatmulMatchers.h"
+#include "loom/hlo/passes/WeightProvenance.h"
 #include "loom/support/Error.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <iterator>
@@ -67,6 +69,21 @@ struct Plan {
   int64_t num_groups = 0;
   bool use_sb_to_sb = false;
   std::vector<std::pair<std::string, std::string>> dot_frontend_attributes;
+  // Provenance mode only:
+  /// How the weight side was proven, for the remark ("WeightInRHS",
+  /// "dynamic-slice of loop-invariant %gte", ...); empty outside the mode.
+  std::string proof;
+  /// The contracting dimensions were merged into one: dnums is the merged
+  /// form, the operands are read as these shapes (the activation through a
+  /// reshape the rewrite adds), and merged_from names the original lists.
+  bool merged = false;
+  Shape merged_weight_shape, merged_activation_shape;
+  std::string merged_from;
+
+  /// The weight operand's shape as the custom-call's dot reads it.
+  const Shape &WeightOperandShape() const {
+    return merged ? merged_weight_shape : weight_operand->shape();
+  }
 
   std::string BackendConfig() const {
     collective_matmul::BackendConfig config;
@@ -219,6 +236,39 @@ Reason CheckContractingDims(const DotDimensionNumbers &dnums) {
   return std::nullopt;
 }
 
+/// Provenance mode: why the contracting dimensions cannot be merged into
+/// one, or nullopt when they can (as many on each side, at least two, each
+/// side's adjacent and paired in the same order).
+Reason CheckMergeable(const DotDimensionNumbers &dnums) {
+  const auto &lhs = dnums.lhs_contracting_dimensions;
+  const auto &rhs = dnums.rhs_contracting_dimensions;
+  if (lhs.size() != rhs.size() || lhs.size() < 2)
+    return "not merged: the lhs has " + CountWord(lhs.size()) + " and the rhs " +
+           CountWord(rhs.size());
+  for (size_t k = 1; k < lhs.size(); ++k)
+    if (lhs[k] != lhs[0] + static_cast<int64_t>(k) ||
+        rhs[k] != rhs[0] + static_cast<int64_t>(k))
+      return "not merged: lhs " + FormatIntList(lhs) + " and rhs " + FormatIntList(rhs) +
+             " are not both adjacent ascending dimensions in the same order";
+  return std::nullopt;
+}
+
+/// `shape` with dimensions [first, first + count) replaced by their product.
+Shape MergeDimensions(const Shape &shape, int64_t first, int64_t count) {
+  std::vector<int64_t> dims;
+  for (int64_t d = 0; d < shape.rank(); ++d) {
+    if (d > first && d < first + count) {
+      dims.back() *= shape.dimensions(d);
+      continue;
+    }
+    dims.push_back(shape.dimensions(d));
+  }
+  Shape merged(shape.element_type(), dims);
+  if (shape.has_layout())
+    merged.set_layout(Shape::DefaultLayout(merged.rank()));
+  return merged;
+}
+
 /// The five structural matchers, evaluated once, as neuronx-cc 2.24 does.
 struct Matches {
   bool lhs_rs, lhs, rhs_rs, rhs, lhs_nxd;
@@ -245,31 +295,69 @@ std::string NoMatcherReason(HloInstruction *dot, int64_t side, HloInstruction *a
          "reshape(get-tuple-element(all-gather)) on the lhs, fold";
 }
 
+/// Provenance mode: what WeightProvenance says of the all-gather operand
+/// that feeds `side` of the dot.
+WeightProof ProveSide(const HloInstruction *dot, int64_t side, WeightProvenance &provenance) {
+  AllGatherOnSide found = FindAllGatherOnSide(dot, side);
+  if (!found.ag || found.operand_index < 0 || found.operand_index >= found.ag->operand_count())
+    return WeightProof{};
+  return provenance.Prove(found.ag->operand(found.operand_index));
+}
+
 /// Steps 3-4: which matcher wins, which side is the weight, and whether that
 /// side is proven to be one. Sets plan.matcher, weight_side, weight_operand,
-/// activation and ag.
+/// activation, ag and, in provenance mode, proof.
 Reason ChooseWeightSide(HloInstruction *dot, const Matches &m,
-                        const CollectiveMatmulOptions &options, Plan &plan) {
+                        const CollectiveMatmulOptions &options, WeightProvenance *provenance,
+                        Plan &plan) {
   HloInstruction *ag = nullptr;
   if (m.lhs || m.lhs_rs) {
     plan.matcher = m.lhs ? "MatchAllGatherInDotLhs" : "MatchAllGatherInDotLhsRS";
     plan.weight_side = 0;
-    if (!WeightInLHS(dot))
+    if (WeightInLHS(dot)) {
+      if (provenance)
+        plan.proof = "WeightInLHS";
+    } else if (!provenance) {
       return std::string(
           "weight side not a parameter: the lhs all-gather operand does not reach a "
           "parameter through convert/reshape/bitcast/get-tuple-element "
           "(NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE does not apply to lhs all-gathers)");
+    } else if (WeightProof proof = ProveSide(dot, 0, *provenance); proof.IsWeight()) {
+      plan.proof = proof.Describe();
+    } else {
+      return "weight side not a parameter: the lhs all-gather operand does not reach a "
+             "parameter through convert/reshape/bitcast/get-tuple-element and is not a "
+             "weight: " + proof.Reason() +
+             " (NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE does not apply to lhs all-gathers)";
+    }
   } else if (m.rhs) {
     plan.matcher = "MatchAllGatherInDotRhs";
     plan.weight_side = 1;
-    if (!WeightInRHS(dot) && !WeightInLHS(dot) && !options.permute_aggressive)
-      return std::string("weight side not a parameter, set "
-                         "NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE=1 to fold anyway");
+    if (!provenance) {
+      if (!WeightInRHS(dot) && !WeightInLHS(dot) && !options.permute_aggressive)
+        return std::string("weight side not a parameter, set "
+                           "NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE=1 to fold anyway");
+    } else if (WeightInRHS(dot)) {
+      plan.proof = "WeightInRHS";
+    } else if (WeightProof proof = ProveSide(dot, 1, *provenance); proof.IsWeight()) {
+      plan.proof = proof.Describe();
+    } else if (WeightInLHS(dot)) {
+      plan.proof = "WeightInLHS";
+    } else if (options.permute_aggressive) {
+      plan.proof = "NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE=1 (unproven: " + proof.Reason() + ")";
+    } else {
+      return "weight side not a parameter and not a weight: " + proof.Reason() +
+             "; set NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE=1 to fold anyway";
+    }
   } else if (m.lhs_nxd) {
     plan.matcher = "MatchAllGatherInDotLhsNxD";
     plan.weight_side = 0;
+    if (provenance)
+      plan.proof = "the matcher (MatchAllGatherInDotLhsNxD needs no proof)";
   } else {
     plan.matcher = "MatchAllGatherInDotRhsRS";
+    if (provenance)
+      plan.proof = "the matcher (MatchAllGatherInDotRhsRS needs no proof)";
     // Neuron's pass takes operand 0 as the weight here; loom takes the
     // operand that carries the all-gather unless asked to follow Neuron.
     plan.weight_side = options.compat ? 0 : 1;
@@ -314,6 +402,52 @@ Reason CheckAllGather(const CollectiveMatmulOptions &options, Plan &plan) {
   return std::nullopt;
 }
 
+/// Provenance mode, merged contraction: the dot reads the all-gather itself
+/// (so its dimensions are the all-gather's), the all-gather dimension is
+/// not contracted, and both operands are static arrays. Sets the merged
+/// shapes and replaces plan.dnums by the merged dimension numbers.
+Reason MergeContraction(Plan &plan) {
+  DotDimensionNumbers &d = plan.dnums;
+  const auto &weight_dims =
+      plan.weight_side == 0 ? d.lhs_contracting_dimensions : d.rhs_contracting_dimensions;
+  if (plan.weight_operand != plan.ag)
+    return "not merged: the " + std::string(SideName(plan.weight_side)) + " is " +
+           plan.weight_operand->OpcodeText() + " " + Ref(plan.weight_operand) + " of " +
+           Ref(plan.ag) + "; contracting dimensions merge only when the dot reads the "
+           "all-gather itself";
+  if (llvm::is_contained(weight_dims, plan.ag_dimension))
+    return "not merged: the all-gather dimension " + std::to_string(plan.ag_dimension) +
+           " is one of the " + SideName(plan.weight_side) + " contracting dimensions " +
+           FormatIntList(weight_dims);
+  const Shape &weight = plan.weight_operand->shape();
+  const Shape &activation = plan.activation->shape();
+  if (!weight.IsArray() || !activation.IsArray() || !weight.is_static() ||
+      !activation.is_static())
+    return std::string("not merged: the dot operands must be static arrays");
+  const HloInstruction *lhs = plan.weight_side == 0 ? plan.weight_operand : plan.activation;
+  const HloInstruction *rhs = plan.weight_side == 0 ? plan.activation : plan.weight_operand;
+  const int64_t count = static_cast<int64_t>(d.lhs_contracting_dimensions.size());
+  const int64_t lhs_first = d.lhs_contracting_dimensions.front();
+  const int64_t rhs_first = d.rhs_contracting_dimensions.front();
+  Shape lhs_shape = MergeDimensions(lhs->shape(), lhs_first, count);
+  Shape rhs_shape = MergeDimensions(rhs->shape(), rhs_first, count);
+  plan.merged_from = "lhs_contracting_dims=" + FormatIntList(d.lhs_contracting_dimensions) +
+                     " rhs_contracting_dims=" + FormatIntList(d.rhs_contracting_dimensions);
+  auto shift = [count](std::vector<int64_t> &dims, int64_t first) {
+    for (int64_t &b : dims)
+      if (b > first)
+        b -= count - 1;
+  };
+  shift(d.lhs_batch_dimensions, lhs_first);
+  shift(d.rhs_batch_dimensions, rhs_first);
+  d.lhs_contracting_dimensions = {lhs_first};
+  d.rhs_contracting_dimensions = {rhs_first};
+  plan.merged = true;
+  plan.merged_weight_shape = plan.weight_side == 0 ? lhs_shape : rhs_shape;
+  plan.merged_activation_shape = plan.weight_side == 0 ? rhs_shape : lhs_shape;
+  return std::nullopt;
+}
+
 /// Step 7: the local weight, its gathered shape and the dot operand are
 /// shapes the custom-call can carry. Sets plan.local_weight and
 /// gathered_shape.
@@ -333,7 +467,7 @@ Reason CheckWeightShapes(Plan &plan) {
   }
   const Shape &local = plan.local_weight->shape();
   const Shape &gathered = plan.gathered_shape;
-  const Shape &seen = plan.weight_operand->shape();
+  const Shape &seen = plan.WeightOperandShape();
   if (!local.IsArray() || !gathered.IsArray() || !seen.IsArray() || !local.is_static() ||
       !gathered.is_static() || !seen.is_static())
     return std::string("the weight shapes must be static arrays");
@@ -411,7 +545,8 @@ Reason ResolveReplicaGroups(const CollectiveMatmulOptions &options, Plan &plan) 
 
 /// The checks of docs/collective-matmul.md, in neuronx-cc 2.24's order; the first
 /// one that fails is the remark's reason.
-Analysis Analyze(HloInstruction *dot, const CollectiveMatmulOptions &options) {
+Analysis Analyze(HloInstruction *dot, const CollectiveMatmulOptions &options,
+                 WeightProvenance *provenance) {
   if (dot->opcode() != HloOpcode::kDot || dot->operand_count() != 2)
     return {};
   // 1. Reach: a matcher, or an all-gather within GetRootAllGather's depth.
@@ -427,12 +562,26 @@ Analysis Analyze(HloInstruction *dot, const CollectiveMatmulOptions &options) {
     return Missed("cannot read the dot dimension numbers: " + TakeMessage(dnums.takeError()));
   plan.dnums = std::move(*dnums);
   Reason reason = CheckContractingDims(plan.dnums);                     // 2
+  // Provenance mode: several contracting dimensions may merge into one;
+  // why they do not is said after why one is needed.
+  Reason unmerged; // set: the dimensions are to be merged
+  if (reason && provenance) {
+    if (Reason why_not = CheckMergeable(plan.dnums)) {
+      reason = *reason + "; " + *why_not;
+    } else {
+      unmerged = std::move(reason);
+      reason.reset();
+    }
+  }
   if (!reason && !matches.any())                                        // 3
     reason = reach0 ? NoMatcherReason(dot, 0, reach0) : NoMatcherReason(dot, 1, reach1);
   if (!reason)
-    reason = ChooseWeightSide(dot, matches, options, plan);             // 3-4
+    reason = ChooseWeightSide(dot, matches, options, provenance, plan); // 3-4
   if (!reason)
     reason = CheckAllGather(options, plan);                             // 5-6
+  if (!reason && unmerged)
+    if (Reason why_not = MergeContraction(plan))
+      reason = *unmerged + "; " + *why_not;
   if (!reason)
     reason = CheckWeightShapes(plan);                                   // 7
   if (!reason)
@@ -441,7 +590,7 @@ Analysis Analyze(HloInstruction *dot, const CollectiveMatmulOptions &options) {
     return Missed(*reason);
 
   // 9. The kernel variant, from the weight as the dot sees it.
-  plan.use_sb_to_sb = FitsSbToSb(plan.weight_operand->shape(), options.sb_to_sb_threshold_in_mb);
+  plan.use_sb_to_sb = FitsSbToSb(plan.WeightOperandShape(), options.sb_to_sb_threshold_in_mb);
   auto fe = GetFrontendAttributes(*dot);
   if (!fe)
     return Missed("cannot read the dot's frontend_attributes: " + TakeMessage(fe.takeError()));
@@ -471,27 +620,100 @@ std::vector<std::pair<std::string, std::string>> FrontendAttributes(const Plan &
   loom.use_global_device_ids = GetUseGlobalDeviceIds(ag);
   loom.local_weight_shape = plan.local_weight->shape();
   loom.gathered_weight_shape = plan.gathered_shape;
-  loom.weight_operand_shape = plan.weight_operand->shape();
+  loom.weight_operand_shape = plan.WeightOperandShape();
   for (auto &kv : collective_matmul::EncodeLoomAttributes(loom))
     attrs.push_back(std::move(kv));
   return attrs;
 }
 
+/// The plan of a match still describes the dot: its operands, the chain to
+/// the all-gather and the local weight are the instructions analyzed. An
+/// expansion rewires only the users of the dot it replaces, and the
+/// decision reads nothing else an expansion can change (the proofs stop at
+/// a dot or custom-call either way), so an intact plan is the one Analyze
+/// would give again.
+bool PlanIsIntact(const HloInstruction *dot, const Plan &plan) {
+  if (dot->operand_count() != 2 || dot->operand(plan.weight_side) != plan.weight_operand ||
+      dot->operand(1 - plan.weight_side) != plan.activation)
+    return false;
+  const HloInstruction *cur = plan.weight_operand;
+  for (int hop = 0; cur != plan.ag; ++hop) {
+    if (hop > 4 || cur->operand_count() == 0)
+      return false;
+    cur = cur->operand(0);
+  }
+  return plan.ag_operand_index < plan.ag->operand_count() &&
+         plan.ag->operand(plan.ag_operand_index) == plan.local_weight;
+}
+
 } // namespace
 
+struct NeuronLoopedEinsumReplacer::State {
+  /// Plans of the matches of the computation being rewritten.
+  const HloComputation *computation = nullptr;
+  llvm::DenseMap<const HloInstruction *, Analysis> plans;
+  std::unique_ptr<WeightProvenance> provenance;
+  /// An expansion happened since the provenance answers were computed.
+  bool provenance_stale = false;
+
+  void Clear() {
+    computation = nullptr;
+    plans.clear();
+    provenance.reset();
+    provenance_stale = false;
+  }
+};
+
+NeuronLoopedEinsumReplacer::NeuronLoopedEinsumReplacer(const CollectiveMatmulOptions &options)
+    : options_(options), state_(std::make_unique<State>()) {}
+
+NeuronLoopedEinsumReplacer::~NeuronLoopedEinsumReplacer() = default;
+
+llvm::Expected<bool> NeuronLoopedEinsumReplacer::Run(HloModule &module) {
+  state_->Clear();
+  if (options_.provenance)
+    state_->provenance = std::make_unique<WeightProvenance>(module);
+  llvm::Expected<bool> changed = OpExpanderPass::Run(module);
+  state_->Clear();
+  return changed;
+}
+
 bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction *inst) {
-  Analysis analysis = Analyze(inst, options_);
+  State &state = *state_;
+  if (inst->parent() != state.computation) {
+    state.computation = inst->parent();
+    state.plans.clear();
+  }
+  // The driver asks again right before expanding: an intact plan stands.
+  if (auto it = state.plans.find(inst); it != state.plans.end()) {
+    if (PlanIsIntact(inst, it->second.plan))
+      return true;
+    state.plans.erase(it);
+    state.provenance_stale = true;
+  }
+  WeightProvenance *provenance = state.provenance.get();
+  if (provenance && state.provenance_stale) {
+    provenance->Reset();
+    state.provenance_stale = false;
+  }
+  Analysis analysis = Analyze(inst, options_, provenance);
   if (analysis.kind == Analysis::kMissed)
     Remark(*inst, "missed: " + analysis.reason);
-  return analysis.kind == Analysis::kFuse;
+  if (analysis.kind != Analysis::kFuse)
+    return false;
+  state.plans[inst] = std::move(analysis);
+  return true;
 }
 
 llvm::Expected<HloInstruction *>
 NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
-  Analysis analysis = Analyze(dot, options_);
-  if (analysis.kind != Analysis::kFuse)
+  auto it = state_->plans.find(dot);
+  if (it == state_->plans.end())
     return makeError("neuron_looped_einsum_replacer: '" + dot->name() +
-                     "' no longer matches: " + analysis.reason);
+                     "' was expanded without a match");
+  Analysis analysis = std::move(it->second);
+  state_->plans.erase(it);
+  state_->provenance_stale = true;
   const Plan &plan = analysis.plan;
   HloComputation *computation = dot->parent();
 
@@ -507,8 +729,13 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
   // Attributes in XLA's print order. The dot's sharding and metadata carry
   // over (XLA's ReplaceInstruction copies both onto a replacement without
   // its own), and so do its frontend attributes, ahead of the loom_* keys.
+  // Merged contraction: the activation as the merged dot reads it.
+  HloInstruction *activation = plan.activation;
+  if (plan.merged)
+    activation = computation->AddInstruction(HloInstruction::Create(
+        HloOpcode::kReshape, plan.merged_activation_shape, {plan.activation}));
   auto call = HloInstruction::Create(HloOpcode::kCustomCall, dot->shape(),
-                                     {weight, plan.activation}, "collective-matmul");
+                                     {weight, activation}, "collective-matmul");
   call->SetAttribute("custom_call_target", QuoteString(collective_matmul::kTarget));
   if (const std::string *sharding = dot->FindAttribute("sharding"))
     call->SetAttribute("sharding", *sharding);
@@ -524,7 +751,9 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
                      ", rhs_contracting_dim=" +
                      llvm::Twine(plan.dnums.rhs_contracting_dimensions[0]) +
                      ", use_sb_to_sb=" + (plan.use_sb_to_sb ? "1" : "0") +
-                     ", weight=" + SideName(plan.weight_side) + ")");
+                     (plan.merged ? ", merged " + plan.merged_from : std::string()) +
+                     ", weight=" + SideName(plan.weight_side) +
+                     (plan.proof.empty() ? std::string() : " via " + plan.proof) + ")");
   return result;
 }
 

@@ -25,6 +25,9 @@ inline constexpr const char kNeuronCollectivePermuteAggressiveEnv[] =
     "NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE";
 inline constexpr const char kNeuronSbToSbThresholdEnv[] =
     "NEURON_COLLECTIVE_MATMUL_SB_TO_SB_THRESHOLD_IN_MB";
+/// loom's own opt-in matching mode (not a Neuron knob), "set to one".
+inline constexpr const char kLoomCollectiveMatmulProvenanceEnv[] =
+    "LOOM_COLLECTIVE_MATMUL_PROVENANCE";
 
 /// The use_sb_to_sb threshold when neither the variable nor the flag gives
 /// one. Neuron's constant is not public; 16 MiB is loom's choice.
@@ -52,6 +55,10 @@ struct CollectiveMatmulOptions {
   /// otherwise (RhsRS weight side, non-contiguous replica groups, token
   /// operand index).
   bool compat = false;
+  /// --collective-matmul-provenance / LOOM_COLLECTIVE_MATMUL_PROVENANCE:
+  /// also prove weights by WeightProvenance and merge adjacent contracting
+  /// dimensions (docs/collective-matmul.md, "Provenance mode").
+  bool provenance = false;
 
   /// The flags when given on the command line, else the environment, else
   /// the defaults.

@@ -15,6 +15,8 @@
 #include "loom/hlo/pass/OpExpanderPass.h"
 #include "loom/hlo/passes/NeuronEnv.h"
 
+#include <memory>
+
 namespace loom::hlo {
 
 class NeuronLoopedEinsumReplacer : public OpExpanderPass {
@@ -22,10 +24,11 @@ public:
   /// Options from the hlo-opt flags, else the NEURON_* environment.
   NeuronLoopedEinsumReplacer()
       : NeuronLoopedEinsumReplacer(CollectiveMatmulOptions::FromFlagsAndEnvironment()) {}
-  explicit NeuronLoopedEinsumReplacer(const CollectiveMatmulOptions &options)
-      : options_(options) {}
+  explicit NeuronLoopedEinsumReplacer(const CollectiveMatmulOptions &options);
+  ~NeuronLoopedEinsumReplacer() override;
 
   llvm::StringRef name() const override { return "neuron_looped_einsum_replacer"; }
+  llvm::Expected<bool> Run(HloModule &module) override;
 
 protected:
   bool InstructionMatchesPattern(HloInstruction *inst) override;
@@ -33,6 +36,10 @@ protected:
 
 private:
   CollectiveMatmulOptions options_;
+  /// One Run's analyses: each match is analyzed once and its plan kept
+  /// until it is expanded; the weight-provenance analysis in provenance mode.
+  struct State;
+  std::unique_ptr<State> state_;
 };
 
 } // namespace loom::hlo
