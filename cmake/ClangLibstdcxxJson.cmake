@@ -20,24 +20,8 @@
 
 include_guard(GLOBAL)
 
-set(_loom_json_probe_dir ${CMAKE_BINARY_DIR}/CMakeFiles/LoomJsonProbe)
-file(WRITE ${_loom_json_probe_dir}/probe.cpp
-  "#include \"llvm/Support/JSON.h\"\nint main() { llvm::json::Array A; A.push_back(1); return A.size() == 1 ? 0 : 1; }\n")
-if(NOT DEFINED LOOM_JSON_NEEDS_CXX17)
-  find_package(LLVM 14 REQUIRED CONFIG)
-  # Compile only: the probe needs no LLVM library.
-  set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
-  try_compile(_loom_json_cxx20_ok ${_loom_json_probe_dir}
-    SOURCES ${_loom_json_probe_dir}/probe.cpp
-    CMAKE_FLAGS "-DINCLUDE_DIRECTORIES=${LLVM_INCLUDE_DIRS}"
-    CXX_STANDARD 20 CXX_STANDARD_REQUIRED ON CXX_EXTENSIONS OFF)
-  if(_loom_json_cxx20_ok)
-    set(LOOM_JSON_NEEDS_CXX17 OFF CACHE BOOL "Compile JSON.h users as C++17")
-  else()
-    set(LOOM_JSON_NEEDS_CXX17 ON CACHE BOOL "Compile JSON.h users as C++17")
-  endif()
-  message(STATUS "llvm/Support/JSON.h compiles as C++20: ${_loom_json_cxx20_ok}")
-endif()
+include(${CMAKE_CURRENT_LIST_DIR}/LoomJsonCxx17.cmake)
+loom_json_needs_cxx17(_loom_json_needs_cxx17)
 
 # The headers under include/ that reach JSON.h, to a fixed point.
 function(_loom_json_headers out)
@@ -98,7 +82,7 @@ function(_loom_json_fixup)
   _loom_json_fixup_dir(${CMAKE_SOURCE_DIR} "${pattern}")
 endfunction()
 
-if(LOOM_JSON_NEEDS_CXX17)
+if(_loom_json_needs_cxx17)
   message(STATUS "clang + libstdc++: sources that include llvm/Support/JSON.h build as C++17")
   cmake_language(DEFER DIRECTORY ${CMAKE_SOURCE_DIR} CALL _loom_json_fixup)
 endif()

@@ -4,13 +4,17 @@
 # Builds the libFuzzer targets of fuzz/ with clang-14 and
 # -fsanitize=fuzzer,address,undefined (-fno-sanitize-recover=all: every
 # UBSan report is a crash) into build-fuzz/, builds the seed corpora into
-# build-fuzz/corpus/ and runs TARGET (default: every target, one after the
-# other) for SECONDS each (default 30). A crash leaves its input in
-# build-fuzz/crashes/<TARGET>/crash-* and the stack in
-# build-fuzz/crashes/<TARGET>/log; the script then exits 1.
+# build-fuzz/corpus/ and runs TARGET (default: every target,
+# LOOM_FUZZ_PARALLEL of them at a time, default 1) for SECONDS each (default
+# 30). A crash leaves its input in build-fuzz/crashes/<TARGET>/crash-* and
+# the stack in build-fuzz/crashes/<TARGET>/log; the script then exits 1.
+#
+# The configuration is loom_configure_clang's (scripts/packages.sh), the one
+# sanitize.sh uses, so both can share one build directory.
 #
 # Environment: LOOM_FUZZ_BUILD_DIR (default build-fuzz), LOOM_JOBS (ninja
-# -j, default 1), LOOM_FUZZ_ARGS (more libFuzzer flags).
+# -j, default 1), LOOM_FUZZ_PARALLEL (targets run at once, default 1),
+# LOOM_FUZZ_ARGS (more libFuzzer flags).
 # docs/robustness.md describes the targets and what they check.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -20,6 +24,7 @@ BUILD="${LOOM_FUZZ_BUILD_DIR:-$ROOT/build-fuzz}"
 JOBS="${LOOM_JOBS:-1}"
 WHICH="${1:-all}"
 SECONDS_EACH="${2:-30}"
+PARALLEL="${LOOM_FUZZ_PARALLEL:-1}"
 
 TARGETS=(HloTextFuzzer HloPassesFuzzer HloEvalFuzzer BirJsonFuzzer BirSimFuzzer
          NpyFuzzer PipelineFuzzer)
@@ -40,38 +45,45 @@ if [[ "$WHICH" != all ]]; then
   TARGETS=("$WHICH")
 fi
 
-SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-if [[ ! -f "$BUILD/build.ninja" ]]; then
-  CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$BUILD" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo -DLOOM_FUZZ=ON \
-    -DCMAKE_C_FLAGS="-fsanitize=fuzzer-no-link $SAN" \
-    -DCMAKE_CXX_FLAGS="-fsanitize=fuzzer-no-link $SAN" \
-    -DCMAKE_EXE_LINKER_FLAGS="$SAN" >/dev/null
-fi
+loom_configure_clang "$BUILD"
 ninja -C "$BUILD" -j"$JOBS" "${TARGETS[@]}"
 
 python3 "$ROOT/fuzz/make_corpus.py" "$BUILD/corpus" >/dev/null
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"
-status=0
-for t in "${TARGETS[@]}"; do
-  out="$BUILD/crashes/$t"
+# run_target T: fuzzes T from its corpus; prints one line (and, on a
+# finding, its input and stack) when done; leaves its status in status-file.
+run_target() {
+  local t="$1" out="$BUILD/crashes/$1" dict start execs
   mkdir -p "$out" "$BUILD/corpus/$t"
+  rm -f "$out/status"
   dict="$(dict_of "$t")"
-  args=(-max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=2048
-        -max_len=65536 -print_final_stats=1 -artifact_prefix="$out/")
+  local args=(-max_total_time="$SECONDS_EACH" -timeout=20 -rss_limit_mb=2048
+              -max_len=65536 -print_final_stats=1 -artifact_prefix="$out/")
   [[ -n "$dict" ]] && args+=(-dict="$dict")
   start=$(date +%s)
   # shellcheck disable=SC2086
   if "$BUILD/fuzz/$t" "${args[@]}" ${LOOM_FUZZ_ARGS:-} "$BUILD/corpus/$t" >"$out/log" 2>&1; then
     execs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "$out/log" | grep -o '[0-9]*$' || true)
     echo "$t: ok, ${execs:-?} executions in $(( $(date +%s) - start )) s"
+    echo 0 >"$out/status"
   else
-    status=1
-    echo "$t: FAILED after $(( $(date +%s) - start )) s; input and stack:"
-    ls "$out"/crash-* "$out"/timeout-* "$out"/oom-* "$out"/leak-* 2>/dev/null || true
-    grep -E -A40 '^==[0-9]+==ERROR|runtime error|fuzz check failed|ERROR: libFuzzer' "$out/log" | head -60
+    { echo "$t: FAILED after $(( $(date +%s) - start )) s; input and stack:"
+      ls "$out"/crash-* "$out"/timeout-* "$out"/oom-* "$out"/leak-* 2>/dev/null || true
+      grep -E -A40 '^==[0-9]+==ERROR|runtime error|fuzz check failed|ERROR: libFuzzer' "$out/log" | head -60
+    } || true
+    echo 1 >"$out/status"
   fi
+}
+
+for t in "${TARGETS[@]}"; do
+  while (( $(jobs -rp | wc -l) >= PARALLEL )); do wait -n || true; done
+  run_target "$t" &
+done
+wait
+status=0
+for t in "${TARGETS[@]}"; do
+  [[ "$(cat "$BUILD/crashes/$t/status" 2>/dev/null)" == 0 ]] || status=1
 done
 exit $status

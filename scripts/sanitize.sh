@@ -1,13 +1,16 @@
 #!/usr/bin/env bash
 # usage: scripts/sanitize.sh [ctest arguments...]
 #
-# Builds the whole tree (tools, unit tests, lit tests' tools, benchmarks)
-# with clang-14 and AddressSanitizer + UndefinedBehaviorSanitizer into
-# build-asan/, every UBSan report fatal (-fno-sanitize-recover=all), and runs
-# ctest there: the unit tests, the lit tests (which run the sanitized tools)
-# and the corpus tests. Any sanitizer report fails its test.
+# Builds the whole tree (tools, unit tests, lit tests' tools, benchmarks,
+# fuzz targets) with clang-14 and AddressSanitizer + UndefinedBehaviorSanitizer
+# into build-asan/, every UBSan report fatal (-fno-sanitize-recover=all), and
+# runs ctest there: the unit tests, the lit tests (which run the sanitized
+# tools), the corpus tests and the install test. Any sanitizer report fails
+# its test. The configuration is loom_configure_clang's (scripts/packages.sh),
+# the one fuzz.sh uses, so both can share one build directory.
 #
 # Environment: LOOM_ASAN_BUILD_DIR (default build-asan), LOOM_JOBS (ninja
+# -j, default 1), LOOM_BENCHMARKS (OFF: no bench/), LOOM_CTEST_JOBS (ctest
 # -j, default 1). docs/robustness.md explains the clang build.
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,13 +19,7 @@ loom_install_clang_toolchain
 BUILD="${LOOM_ASAN_BUILD_DIR:-$ROOT/build-asan}"
 JOBS="${LOOM_JOBS:-1}"
 
-SAN="-fsanitize=address,undefined -fno-sanitize-recover=all -fno-omit-frame-pointer"
-if [[ ! -f "$BUILD/build.ninja" ]]; then
-  CC=clang-14 CXX=clang++-14 cmake -S "$ROOT" -B "$BUILD" -G Ninja \
-    -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-    -DCMAKE_C_FLAGS="$SAN" -DCMAKE_CXX_FLAGS="$SAN" \
-    -DCMAKE_EXE_LINKER_FLAGS="$SAN" >/dev/null
-fi
+loom_configure_clang "$BUILD"
 ninja -C "$BUILD" -j"$JOBS"
 
 # Every report (leaks included) ends the process with SIGABRT rather than an
@@ -30,4 +27,4 @@ ninja -C "$BUILD" -j"$JOBS"
 # accepts any non-zero status, but `not` fails on a signal.
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:abort_on_error=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1:abort_on_error=1}"
-ctest --test-dir "$BUILD" --output-on-failure "$@"
+ctest --test-dir "$BUILD" --output-on-failure -j"${LOOM_CTEST_JOBS:-1}" "$@"
