@@ -477,17 +477,11 @@ SpmdContext Evaluator::MakeContext(llvm::ArrayRef<int64_t> devices) {
 
 namespace {
 
+/// One value per device, computed on the calling thread (for work that
+/// calls back into the evaluator or is too small for the pool).
 template <typename Fn>
 llvm::Expected<DeviceValues> PerDevice(size_t n, Fn &&fn) {
-  DeviceValues out;
-  out.reserve(n);
-  for (size_t k = 0; k < n; ++k) {
-    llvm::Expected<Literal> r = fn(k);
-    if (!r)
-      return r.takeError();
-    out.push_back(std::move(*r));
-  }
-  return out;
+  return RunPerDevice(/*pool=*/nullptr, n, std::forward<Fn>(fn));
 }
 
 std::vector<const Literal *> OperandsAt(const Operands &ops, size_t first, size_t k) {
