@@ -268,7 +268,7 @@ private:
   bool ParseControlPredecessors(Scope &scope, llvm::SmallVectorImpl<HloInstruction *> &preds);
   bool LooksLikeInlineComputation();
   bool InferShape(HloInstruction &inst, size_t first_pending, const char *at);
-  bool NormalizeAttributes(HloInstruction &inst, const char *at);
+  bool NormalizeAttributes(HloInstruction &inst, size_t first_pending, const char *at);
   void UniquifyInstructionNames();
   bool Finish();
 
@@ -1032,16 +1032,19 @@ bool Parser::ParseAttributes(Scope &scope, llvm::StringRef instruction, int dept
 // it: a broadcast of a scalar without `dimensions=` has `dimensions={}`;
 // `api_version=` takes only XLA's enum names (the printer leaves the
 // default, API_VERSION_ORIGINAL, implicit).
-bool Parser::NormalizeAttributes(HloInstruction &inst, const char *at) {
+bool Parser::NormalizeAttributes(HloInstruction &inst, size_t first_pending, const char *at) {
   if (inst.opcode() == HloOpcode::kBroadcast && !inst.HasAttribute("dimensions") &&
       inst.operand_count() == 1 && inst.operand(0)->shape().IsArray() &&
       inst.operand(0)->shape().rank() == 0) {
-    // First, where XLA prints it (before sharding, metadata, ...); a
-    // broadcast refers to no computation, so no pending index moves.
+    // First, where XLA prints it (before sharding, metadata, ...). A valid
+    // broadcast refers to no computation, but the verifier only refuses one
+    // that does later: its references move one attribute on.
     HloInstruction::Attribute dims;
     dims.name = "dimensions";
     dims.value = "{}";
     inst.mutable_attributes().insert(inst.mutable_attributes().begin(), std::move(dims));
+    for (size_t i = first_pending; i < pending_.size(); ++i)
+      ++pending_[i].attribute;
   }
   if (const std::string *version = inst.FindAttribute("api_version")) {
     llvm::StringRef v = *version;
@@ -1174,7 +1177,7 @@ bool Parser::ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
     owned->set_literal_text(literal.str());
   owned->set_parameter_number(parameter_number);
   owned->mutable_attributes() = std::move(attributes);
-  if (!NormalizeAttributes(*owned, opcode_at))
+  if (!NormalizeAttributes(*owned, first_pending, opcode_at))
     return false;
   if (!has_shape && !InferShape(*owned, first_pending, opcode_at))
     return false;
