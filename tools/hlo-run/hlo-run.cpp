@@ -106,10 +106,10 @@ int Fail(llvm::Error err) {
 }
 
 llvm::Expected<std::unique_ptr<HloModule>> LoadModule(llvm::StringRef path) {
-  auto text = readInput(path);
+  auto text = readInputBuffer(path);
   if (!text)
     return text.takeError();
-  auto module = ParseHloModule(*text, path);
+  auto module = ParseHloModuleOwned(std::move(*text), path);
   if (!module)
     return module.takeError();
   // XLA's tests set the launch size in code; the flags play that part.

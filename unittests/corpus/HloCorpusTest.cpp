@@ -174,11 +174,12 @@ std::optional<std::string> CheckInferredShapes(const HloModule &module) {
         std::string message = llvm::toString(inferred.takeError());
         if (llvm::StringRef(message).contains("no inference rule"))
           continue;
-        return "infer " + inst->name() + ": " + message;
+        return ("infer " + inst->name() + ": " + message).str();
       }
       if (!inferred->Compatible(inst->shape()))
-        return "infer " + inst->name() + ": the rule gives " + inferred->ToString(false) +
-               ", the module has " + inst->shape().ToString(false);
+        return ("infer " + inst->name() + ": the rule gives " + inferred->ToString(false) +
+                ", the module has " + inst->shape().ToString(false))
+            .str();
     }
   return std::nullopt;
 }

@@ -2,6 +2,7 @@
 // its own shape and on its neighbours' shapes, GetRootAllGather's depth, the
 // weight-side proofs (entry and loop-body parameters, combined all-gathers),
 // and robustness on instructions that are not what a matcher expects.
+#include "HloTestUtil.h"
 #include "loom/hlo/passes/CollectiveMatmulMatchers.h"
 
 #include "loom/hlo/ir/HloModule.h"
@@ -17,22 +18,9 @@ using namespace loom::hlo;
 
 namespace {
 
-std::unique_ptr<HloModule> Parse(const std::string &text) {
-  auto module = ParseHloModule(text);
-  if (!module) {
-    ADD_FAILURE() << llvm::toString(module.takeError());
-    return nullptr;
-  }
-  return std::move(*module);
-}
+using testutil::Parse;
 
-HloInstruction *Find(const HloModule &module, llvm::StringRef name) {
-  for (HloComputation *comp : module.computations())
-    if (HloInstruction *inst = comp->GetInstructionWithName(name))
-      return inst;
-  ADD_FAILURE() << "no instruction " << name.str();
-  return nullptr;
-}
+using testutil::Find;
 
 // Every shape the matchers know, one dot each, plus near misses.
 const char kShapes[] = R"(

@@ -3,6 +3,7 @@
 // contracting dimension, the custom-call records the merged dimension numbers
 // (batch dimensions after the merged ones shift down) and computes exactly
 // what the dot did (CheckNumerics); without the mode nothing folds.
+#include "HloTestUtil.h"
 #include "loom/hlo/passes/NeuronLoopedEinsumReplacer.h"
 
 #include "loom/hlo/eval/NumericsCheck.h"
@@ -37,14 +38,7 @@ ENTRY %main (x: f32[2,3,4,5], w: f32[4,2,3,2]) -> f32[4,5,4] {
 }
 )";
 
-std::unique_ptr<HloModule> Parse(const char *text) {
-  auto module = ParseHloModule(text);
-  if (!module) {
-    ADD_FAILURE() << llvm::toString(module.takeError());
-    return nullptr;
-  }
-  return std::move(*module);
-}
+using testutil::Parse;
 
 struct Folded {
   std::unique_ptr<HloModule> module;

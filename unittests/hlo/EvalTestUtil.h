@@ -2,6 +2,7 @@
 #ifndef LOOM_UNITTESTS_HLO_EVALTESTUTIL_H
 #define LOOM_UNITTESTS_HLO_EVALTESTUTIL_H
 
+#include "HloTestUtil.h"
 #include "loom/hlo/eval/Interpreter.h"
 #include "loom/hlo/eval/Literal.h"
 #include "loom/hlo/parser/HloParser.h"
@@ -27,14 +28,7 @@ inline Literal Vec(PrimitiveType type, std::vector<double> values) {
   return Array(type, {n}, std::move(values));
 }
 
-inline std::unique_ptr<HloModule> Parse(const std::string &text) {
-  auto module = ParseHloModule(text);
-  if (!module) {
-    ADD_FAILURE() << llvm::toString(module.takeError());
-    return nullptr;
-  }
-  return std::move(*module);
-}
+using testutil::Parse;
 
 /// Runs `text` with `args[d]` on device d (the same args on every device
 /// when only one list is given). Failure is a test failure and no results.

@@ -129,7 +129,7 @@ TEST(HloParser, ShapeForms) {
   EXPECT_TRUE(shape->is_dynamic_dimension(0));
   EXPECT_EQ(shape->dimensions(0), 4);
   EXPECT_EQ(shape->dimensions(1), Shape::kUnboundedSize);
-  EXPECT_EQ(shape->layout()->minor_to_major, (std::vector<int64_t>{0, 1}));
+  EXPECT_EQ(llvm::ArrayRef<int64_t>(shape->layout()->minor_to_major), llvm::ArrayRef<int64_t>({0, 1}));
   auto tiled = ParseShape("f32[8]{0:T(8)}");
   ASSERT_TRUE(bool(tiled));
   EXPECT_EQ(tiled->layout()->attributes, "T(8)");
@@ -394,7 +394,7 @@ ENTRY c2 {
   std::vector<std::string> names;
   for (HloComputation *c : m->computations())
     for (HloInstruction *i : c->instructions())
-      names.push_back(i->name());
+      names.push_back(i->name().str());
   EXPECT_EQ(names, (std::vector<std::string>{"p", "p.1", "p.2", "r"}));
 }
 

@@ -1,6 +1,7 @@
 // Unit tests of the HLO printer: XLA's dump style, the round-trip contract
 // (structural equality and byte-identical reprinting), printing order, and
 // printing of what passes change (references, control dependencies).
+#include "HloTestUtil.h"
 #include "loom/hlo/ir/HloStructuralEquality.h"
 #include "loom/hlo/parser/HloParser.h"
 
@@ -11,14 +12,7 @@ using namespace loom::hlo;
 
 namespace {
 
-std::unique_ptr<HloModule> Parse(llvm::StringRef text) {
-  auto module = ParseHloModule(text);
-  if (!module) {
-    ADD_FAILURE() << llvm::toString(module.takeError());
-    return nullptr;
-  }
-  return std::move(*module);
-}
+using testutil::Parse;
 
 /// parse(print(m)) == m and print(parse(print(m))) == print(m).
 void ExpectRoundTrip(llvm::StringRef text) {

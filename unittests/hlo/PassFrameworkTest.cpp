@@ -199,7 +199,7 @@ TEST(OpExpanderPass, AMatchRemovedWithAnEarlierDeadChainIsNotExpanded) {
   f.comp->set_root_instruction(first);
   std::vector<std::string> expanded;
   ToyExpander pass([&](HloInstruction *inst) -> llvm::Expected<HloInstruction *> {
-    expanded.push_back(inst->name());
+    expanded.push_back(inst->name().str());
     if (inst != first)
       return inst;
     if (llvm::Error err = inst->ReplaceOperandWith(0, second))
@@ -237,7 +237,7 @@ TEST(OpExpanderPass, WalksEveryComputationCalleesFirst) {
   f.comp->set_root_instruction(f.Op(HloOpcode::kNegate, {call}, "main.neg"));
   std::vector<std::string> order;
   ToyExpander pass([&](HloInstruction *inst) -> llvm::Expected<HloInstruction *> {
-    order.push_back(inst->name());
+    order.push_back(inst->name().str());
     return inst;
   });
   RunPass(pass, *f.module);

@@ -4,6 +4,7 @@
 // what is not (a dynamic-slice indexed by an activation, loop state the body
 // updates, an init that is not a weight, computed values, constants,
 // parameters of called computations), with the reasons and the memo.
+#include "HloTestUtil.h"
 #include "loom/hlo/passes/WeightProvenance.h"
 
 #include "loom/hlo/ir/HloComputation.h"
@@ -19,14 +20,7 @@ using namespace loom::hlo;
 
 namespace {
 
-std::unique_ptr<HloModule> Parse(const std::string &text) {
-  auto module = ParseHloModule(text);
-  if (!module) {
-    ADD_FAILURE() << llvm::toString(module.takeError());
-    return nullptr;
-  }
-  return std::move(*module);
-}
+using testutil::Parse;
 
 const HloInstruction *Find(const HloModule &module, llvm::StringRef name) {
   for (HloComputation *comp : module.computations())

@@ -12,6 +12,10 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
+
+#include <memory>
+#include <string>
 
 namespace loom {
 
@@ -28,6 +32,8 @@ llvm::Error writeOutputAtomically(llvm::StringRef Path,
 
 /// Reads a whole file ("-" is stdin).
 llvm::Expected<std::string> readInput(llvm::StringRef Path);
+/// The same without a copy: a large file is mapped, not read.
+llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readInputBuffer(llvm::StringRef Path);
 
 } // namespace loom
 

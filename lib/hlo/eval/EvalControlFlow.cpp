@@ -231,7 +231,7 @@ llvm::Expected<DeviceValues> Evaluator::EvalAsyncStart(const HloInstruction &ins
       if (!op) {
         std::vector<HloInstruction *> operands(inst.operands().begin(), inst.operands().end());
         op = HloInstruction::Create(*wrapped, shape.tuple_shapes(1), operands, inst.name());
-        op->mutable_attributes() = inst.attributes();
+        op->mutable_attributes().assign(inst.attributes().begin(), inst.attributes().end());
       }
       return Compute(*op, ops, devices);
     }

@@ -417,7 +417,7 @@ llvm::Expected<Literal> EvalCompare(const HloInstruction &inst, const Literal &l
   llvm::Expected<ComparisonDirection> dir = GetComparisonDirection(inst);
   if (!dir)
     return dir.takeError();
-  const std::string *type_attr = inst.FindAttribute("type");
+  const HloText *type_attr = inst.FindAttribute("type");
   const bool total_order = type_attr && *type_attr == "TOTALORDER";
   Literal out(inst.shape());
   bool ok = DispatchElementType(
@@ -589,8 +589,8 @@ llvm::Expected<Literal> EvalBitcastConvert(const HloInstruction &inst, const Lit
 }
 
 llvm::Expected<Literal> EvalReducePrecision(const HloInstruction &inst, const Literal &operand) {
-  const std::string *exp_text = inst.FindAttribute("exponent_bits");
-  const std::string *man_text = inst.FindAttribute("mantissa_bits");
+  const HloText *exp_text = inst.FindAttribute("exponent_bits");
+  const HloText *man_text = inst.FindAttribute("mantissa_bits");
   int exponent_bits, mantissa_bits;
   if (!exp_text || !man_text || llvm::StringRef(*exp_text).getAsInteger(10, exponent_bits) ||
       llvm::StringRef(*man_text).getAsInteger(10, mantissa_bits) || exponent_bits < 1 ||

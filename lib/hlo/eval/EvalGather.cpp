@@ -20,7 +20,7 @@ namespace {
 
 llvm::Expected<std::vector<int64_t>> IntListAttr(const HloInstruction &inst,
                                                  llvm::StringRef name, bool required) {
-  const std::string *text = inst.FindAttribute(name);
+  const HloText *text = inst.FindAttribute(name);
   if (!text) {
     if (required)
       return EvalError(inst, "missing " + name);
@@ -33,7 +33,7 @@ llvm::Expected<std::vector<int64_t>> IntListAttr(const HloInstruction &inst,
 }
 
 llvm::Expected<int64_t> IntAttr(const HloInstruction &inst, llvm::StringRef name) {
-  const std::string *text = inst.FindAttribute(name);
+  const HloText *text = inst.FindAttribute(name);
   int64_t v;
   if (!text || llvm::StringRef(*text).getAsInteger(10, v))
     return EvalError(inst, "missing or malformed " + name);

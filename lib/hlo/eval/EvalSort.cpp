@@ -67,7 +67,7 @@ std::optional<FastComparator> MatchFastComparator(const HloComputation &comparat
     return std::nullopt;
   }
   fast.direction = *dir;
-  const std::string *type = root->FindAttribute("type");
+  const HloText *type = root->FindAttribute("type");
   fast.total_order = type && *type == "TOTALORDER";
   if (fast.total_order && !IsFloatingPointType(key_type))
     fast.total_order = false;

@@ -28,7 +28,7 @@ struct WindowDimension {
 llvm::Expected<std::vector<WindowDimension>> ParseWindow(const HloInstruction &inst,
                                                          int64_t rank) {
   std::vector<WindowDimension> dims(rank);
-  const std::string *text = inst.FindAttribute("window");
+  const HloText *text = inst.FindAttribute("window");
   if (!text) {
     if (rank == 0)
       return dims;

@@ -81,7 +81,7 @@ static llvm::Error AddParameterBytes(const Shape &shape, const HloInstruction &p
 }
 
 bool IsReplicatedParameter(const HloInstruction &param) {
-  const std::string *sharding = param.FindAttribute("sharding");
+  const HloText *sharding = param.FindAttribute("sharding");
   if (!sharding)
     return false;
   llvm::StringRef text = llvm::StringRef(*sharding).trim();

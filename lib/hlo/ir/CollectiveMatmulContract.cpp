@@ -169,6 +169,7 @@ bool IsLoomKey(llvm::StringRef key) { return key.startswith("loom_"); }
 std::vector<std::pair<std::string, std::string>>
 EncodeLoomAttributes(const LoomAttributes &a) {
   std::vector<std::pair<std::string, std::string>> out;
+  out.reserve(12);
   auto add = [&](llvm::StringRef key, std::string value) {
     out.emplace_back(key.str(), std::move(value));
   };
@@ -310,8 +311,8 @@ llvm::Expected<Meaning> Resolve(const HloInstruction &inst) {
   llvm::Expected<std::optional<LoomAttributes>> loom = DecodeLoomAttributes(*fe);
   if (!loom)
     return makeError(llvm::toString(loom.takeError()));
-  m.groups = KernelGroups(m.config.tp_degree, m.config.num_groups);
   if (!*loom) {
+    m.groups = KernelGroups(m.config.tp_degree, m.config.num_groups);
     if (llvm::Error e = ResolveNaturalForm(inst, m))
       return e;
     return m;
@@ -320,6 +321,7 @@ llvm::Expected<Meaning> Resolve(const HloInstruction &inst) {
   m.from_loom_attributes = true;
   m.weight_side = a.weight_side;
   m.dnums = a.dnums;
+  m.recorded_rhs_contracting_dimensions = a.dnums.rhs_contracting_dimensions;
   // The contracting dimension of the rhs is the kernel's key.
   m.dnums.rhs_contracting_dimensions = {m.config.rhs_contracting_dim};
   m.all_gather_dimension = a.all_gather_dimension;
@@ -364,20 +366,12 @@ llvm::Error Verify(const HloInstruction &inst) {
   if (!m.from_loom_attributes)
     return llvm::Error::success(); // ResolveNaturalForm checked the shapes
   auto fail = [&](const llvm::Twine &msg) { return makeError(msg); };
-  llvm::Expected<std::vector<std::pair<std::string, std::string>>> fe =
-      GetFrontendAttributes(inst);
-  if (!fe)
-    return fe.takeError();
-  llvm::Expected<std::optional<LoomAttributes>> loom = DecodeLoomAttributes(*fe);
-  if (!loom)
-    return loom.takeError();
-  const LoomAttributes &a = **loom;
-  if (a.dnums.rhs_contracting_dimensions.size() != 1 ||
-      a.dnums.rhs_contracting_dimensions[0] != m.config.rhs_contracting_dim)
+  // Resolve decoded the loom_* keys once; what they recorded is in `m`.
+  const std::vector<int64_t> &recorded = m.recorded_rhs_contracting_dimensions;
+  if (recorded.size() != 1 || recorded[0] != m.config.rhs_contracting_dim)
     return fail("backend_config says rhs_contracting_dim=" +
                 llvm::Twine(m.config.rhs_contracting_dim) + " but the dot's rhs contracting "
-                "dimensions (" + kRhsContractingDims + ") are " +
-                FormatIntList(a.dnums.rhs_contracting_dimensions));
+                "dimensions (" + kRhsContractingDims + ") are " + FormatIntList(recorded));
   // Operand 0 is the local weight, reshaped.
   const Shape &w = inst.operand(0)->shape();
   const Shape &local = m.local_weight_shape;

@@ -58,8 +58,8 @@ bool EatIntsUntil(Cursor &c, char close, std::vector<int64_t> &out) {
   return c.Eat(close);
 }
 
-llvm::Expected<const std::string *> Require(const HloInstruction &inst, llvm::StringRef name) {
-  const std::string *v = inst.FindAttribute(name);
+llvm::Expected<const HloText *> Require(const HloInstruction &inst, llvm::StringRef name) {
+  const HloText *v = inst.FindAttribute(name);
   if (!v)
     return InstructionError(inst, "missing attribute '" + name + "'");
   return v;
@@ -78,7 +78,7 @@ llvm::Expected<int64_t> GetIntAttribute(const HloInstruction &inst, llvm::String
 llvm::Expected<std::vector<int64_t>> GetIntListAttribute(const HloInstruction &inst,
                                                          llvm::StringRef name,
                                                          bool required) {
-  const std::string *v = inst.FindAttribute(name);
+  const HloText *v = inst.FindAttribute(name);
   if (!v) {
     if (required)
       return InstructionError(inst, "missing attribute '" + name + "'");
@@ -193,8 +193,8 @@ std::optional<std::string> UnquoteString(llvm::StringRef text) {
   return out;
 }
 
-std::string QuoteString(llvm::StringRef text) {
-  std::string out = "\"";
+static void AppendQuoted(std::string &out, llvm::StringRef text) {
+  out += '"';
   for (char ch : text) {
     switch (ch) {
     case '"': out += "\\\""; break;
@@ -204,7 +204,14 @@ std::string QuoteString(llvm::StringRef text) {
     default: out += ch; break;
     }
   }
-  return out + "\"";
+  out += '"';
+}
+
+std::string QuoteString(llvm::StringRef text) {
+  std::string out;
+  out.reserve(text.size() + 2);
+  AppendQuoted(out, text);
+  return out;
 }
 
 llvm::Expected<ReplicaGroups> ParseReplicaGroups(llvm::StringRef text) {
@@ -315,7 +322,7 @@ void SetDotDimensionNumbers(HloInstruction &inst, const DotDimensionNumbers &d) 
 }
 
 llvm::Expected<ReplicaGroups> GetReplicaGroups(const HloInstruction &inst) {
-  const std::string *v = inst.FindAttribute("replica_groups");
+  const HloText *v = inst.FindAttribute("replica_groups");
   if (!v)
     return ReplicaGroups{};
   auto groups = ParseReplicaGroups(*v);
@@ -325,7 +332,7 @@ llvm::Expected<ReplicaGroups> GetReplicaGroups(const HloInstruction &inst) {
 }
 
 std::optional<int64_t> GetChannelId(const HloInstruction &inst) {
-  const std::string *v = inst.FindAttribute("channel_id");
+  const HloText *v = inst.FindAttribute("channel_id");
   int64_t n;
   if (!v || llvm::StringRef(*v).getAsInteger(10, n))
     return std::nullopt;
@@ -333,7 +340,7 @@ std::optional<int64_t> GetChannelId(const HloInstruction &inst) {
 }
 
 bool GetUseGlobalDeviceIds(const HloInstruction &inst) {
-  const std::string *v = inst.FindAttribute("use_global_device_ids");
+  const HloText *v = inst.FindAttribute("use_global_device_ids");
   return v && *v == "true";
 }
 
@@ -364,21 +371,21 @@ GetSourceTargetPairs(const HloInstruction &inst) {
 }
 
 std::string GetCustomCallTarget(const HloInstruction &inst) {
-  const std::string *v = inst.FindAttribute("custom_call_target");
+  const HloText *v = inst.FindAttribute("custom_call_target");
   if (!v)
     return "";
   return UnquoteString(*v).value_or(*v);
 }
 
 std::string GetBackendConfig(const HloInstruction &inst) {
-  const std::string *v = inst.FindAttribute("backend_config");
+  const HloText *v = inst.FindAttribute("backend_config");
   if (!v)
     return "";
   return UnquoteString(*v).value_or(*v);
 }
 
 llvm::Expected<int> GetCustomCallApiVersion(const HloInstruction &inst) {
-  const std::string *v = inst.FindAttribute("api_version");
+  const HloText *v = inst.FindAttribute("api_version");
   if (!v)
     return 1;
   int version = llvm::StringSwitch<int>(*v)
@@ -396,7 +403,7 @@ llvm::Expected<int> GetCustomCallApiVersion(const HloInstruction &inst) {
 llvm::Expected<std::vector<std::pair<std::string, std::string>>>
 GetFrontendAttributes(const HloInstruction &inst) {
   std::vector<std::pair<std::string, std::string>> result;
-  const std::string *v = inst.FindAttribute("frontend_attributes");
+  const HloText *v = inst.FindAttribute("frontend_attributes");
   if (!v)
     return result;
   llvm::StringRef text = llvm::StringRef(*v).trim();
@@ -425,13 +432,21 @@ GetFrontendAttributes(const HloInstruction &inst) {
 
 void SetFrontendAttributes(HloInstruction &inst,
                            const std::vector<std::pair<std::string, std::string>> &attrs) {
-  std::string s = "{";
+  size_t size = 2;
+  for (const auto &kv : attrs)
+    size += kv.first.size() + kv.second.size() + 4;
+  std::string s;
+  s.reserve(size);
+  s += '{';
   for (size_t i = 0; i < attrs.size(); ++i) {
     if (i)
       s += ',';
-    s += attrs[i].first + "=" + QuoteString(attrs[i].second);
+    s += attrs[i].first;
+    s += '=';
+    AppendQuoted(s, attrs[i].second);
   }
-  inst.SetAttribute("frontend_attributes", s + "}");
+  s += '}';
+  inst.SetAttribute("frontend_attributes", s);
 }
 
 llvm::Expected<ComparisonDirection> GetComparisonDirection(const HloInstruction &inst) {

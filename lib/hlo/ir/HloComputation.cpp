@@ -21,15 +21,21 @@ HloInstruction *HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
     llvm::StringRef prefix = inst->name().empty()
                                  ? llvm::StringRef(HloOpcodeString(inst->opcode()))
                                  : llvm::StringRef(inst->name());
-    inst->SetName(parent_->UniqueInstructionName(prefix));
+    inst->SetNameView(parent_->UniqueInstructionName(prefix));
   }
   inst->parent_ = this;
-  for (HloInstruction *op : inst->operands())
+  // Appended after its operands: text order stays a post order as long as
+  // they are all here (and so earlier) and it has no control edges yet.
+  for (HloInstruction *op : inst->operands()) {
     op->AddUser(inst);
-  instructions_.push_back(std::move(instruction));
-  inst->self_ = std::prev(instructions_.end());
-  inst->order_index_ = order_.size();
-  order_.push_back(inst);
+    if (op->parent_ != this)
+      ForgetPostOrder();
+  }
+  if (inst->control_)
+    ForgetPostOrder();
+  inst->order_index_ = static_cast<uint32_t>(order_.size());
+  order_.push_back(std::move(instruction));
+  ++live_count_;
   if (inst->opcode() == HloOpcode::kParameter)
     RegisterParameter(inst);
   return inst;
@@ -59,8 +65,8 @@ llvm::Error HloComputation::RemoveInstruction(HloInstruction *inst) {
     return makeError("cannot remove '" + inst->name() + "': it has control successors");
   inst->DetachOperands();
   inst->DropAllControlDeps();
-  order_[inst->order_index_] = nullptr;
-  instructions_.erase(inst->self_);
+  order_[inst->order_index_].reset();
+  --live_count_;
   return llvm::Error::success();
 }
 
@@ -89,11 +95,18 @@ void HloComputation::RemoveInstructionAndUnusedOperands(
 }
 
 bool HloComputation::RemoveDeadInstructions() {
-  llvm::DenseSet<HloInstruction *> live;
+  // Live marks by text-order slot; operands from elsewhere (a broken
+  // module) are not followed.
+  std::vector<uint8_t> live(order_.size(), 0);
+  auto is_live = [&](const HloInstruction *i) {
+    return i->parent() == this && live[i->order_index_];
+  };
   llvm::SmallVector<HloInstruction *, 32> worklist;
   auto mark = [&](HloInstruction *i) {
-    if (live.insert(i).second)
-      worklist.push_back(i);
+    if (i->parent() != this || live[i->order_index_])
+      return;
+    live[i->order_index_] = 1;
+    worklist.push_back(i);
   };
   if (root_)
     mark(root_);
@@ -109,7 +122,7 @@ bool HloComputation::RemoveDeadInstructions() {
   }
   std::vector<HloInstruction *> dead;
   for (HloInstruction *i : instructions())
-    if (!live.contains(i))
+    if (!is_live(i))
       dead.push_back(i);
   // Cut every link first so the removal order does not matter.
   for (HloInstruction *i : dead) {
@@ -118,53 +131,65 @@ bool HloComputation::RemoveDeadInstructions() {
   }
   for (HloInstruction *i : dead) {
     i->ClearUsers();
-    order_[i->order_index_] = nullptr;
-    instructions_.erase(i->self_);
+    order_[i->order_index_].reset();
+    --live_count_;
   }
   // Compact the text order while no walk can be running over it.
   if (!dead.empty()) {
-    llvm::erase_value(order_, nullptr);
+    llvm::erase_if(order_, [](const std::unique_ptr<HloInstruction> &i) { return !i; });
     for (size_t k = 0; k < order_.size(); ++k)
-      order_[k]->order_index_ = k;
+      order_[k]->order_index_ = static_cast<uint32_t>(k);
   }
   return !dead.empty();
 }
 
 std::vector<HloInstruction *> HloComputation::MakeInstructionPostOrder() const {
   std::vector<HloInstruction *> order;
-  order.reserve(instructions_.size());
+  order.reserve(live_count_);
   // Parsed modules list operands before users: when every operand and
   // control predecessor is local and comes earlier in the text, the walk
   // below would return the text order itself. Checking that costs no
-  // hashing.
-  bool text_order_is_post_order = true;
-  for (HloInstruction *inst : order_) {
-    if (!inst)
-      continue;
-    auto earlier = [&](const HloInstruction *dep) {
-      return dep->parent() == this && dep->order_index_ < inst->order_index_ &&
-             order_[dep->order_index_] == dep;
-    };
-    if (!llvm::all_of(inst->operands(), earlier) ||
-        !llvm::all_of(inst->control_predecessors(), earlier)) {
-      text_order_is_post_order = false;
-      break;
+  // hashing, and the answer is kept until an edit may change it.
+  if (text_order_is_post_order_ == kUnknown) {
+    bool post = true;
+    for (const std::unique_ptr<HloInstruction> &owned : order_) {
+      const HloInstruction *inst = owned.get();
+      if (!inst)
+        continue;
+      auto earlier = [&](const HloInstruction *dep) {
+        return dep->parent() == this && dep->order_index_ < inst->order_index_ &&
+               order_[dep->order_index_].get() == dep;
+      };
+      if (!llvm::all_of(inst->operands(), earlier) ||
+          !llvm::all_of(inst->control_predecessors(), earlier)) {
+        post = false;
+        break;
+      }
     }
-    order.push_back(inst);
+    text_order_is_post_order_ = post ? kYes : kNo;
   }
-  if (text_order_is_post_order)
+  if (text_order_is_post_order_ == kYes) {
+    for (HloInstruction *inst : instructions())
+      order.push_back(inst);
     return order;
-  order.clear();
-  llvm::DenseSet<const HloInstruction *> visited;
-  visited.reserve(static_cast<unsigned>(instructions_.size()));
+  }
+  // Visited marks by text-order slot: no hashing, one byte per slot.
+  std::vector<uint8_t> visited(order_.size(), 0);
+  auto visit = [&](const HloInstruction *inst) {
+    uint8_t &mark = visited[inst->order_index_];
+    if (mark)
+      return false;
+    mark = 1;
+    return true;
+  };
   // Explicit stack: chains of 100k instructions must not overflow.
   struct Frame {
     HloInstruction *inst;
     size_t next;
   };
   llvm::SmallVector<Frame, 32> stack;
-  for (HloInstruction *start : order_) {
-    if (!start || !visited.insert(start).second)
+  for (HloInstruction *start : instructions()) {
+    if (!visit(start))
       continue;
     stack.push_back({start, 0});
     while (!stack.empty()) {
@@ -181,7 +206,7 @@ std::vector<HloInstruction *> HloComputation::MakeInstructionPostOrder() const {
                                         : f.inst->control_predecessors()[k - num_ops];
       // Operands from another computation belong to a broken module; the
       // verifier reports them, the walk must not follow them.
-      if (dep->parent() == this && visited.insert(dep).second)
+      if (dep->parent() == this && order_[dep->order_index_].get() == dep && visit(dep))
         stack.push_back({dep, 0});
     }
   }
@@ -205,7 +230,7 @@ bool HasSideEffect(const HloInstruction &inst) {
   case HloOpcode::kCollectivePermuteStart: case HloOpcode::kCollectivePermuteDone:
     return true;
   case HloOpcode::kCustomCall: {
-    const std::string *v = inst.FindAttribute("custom_call_has_side_effect");
+    const HloText *v = inst.FindAttribute("custom_call_has_side_effect");
     return v && *v == "true";
   }
   default:

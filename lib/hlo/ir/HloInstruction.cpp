@@ -11,7 +11,28 @@
 namespace loom::hlo {
 
 HloInstruction::HloInstruction(HloOpcode opcode, Shape shape)
-    : opcode_(opcode), shape_(std::move(shape)) {}
+    : opcode_(opcode), owned_shape_(std::make_unique<Shape>(std::move(shape))) {
+  shape_ = owned_shape_.get();
+}
+
+HloInstruction::HloInstruction(HloOpcode opcode, const Shape *shared_shape)
+    : opcode_(opcode), shape_(shared_shape) {}
+
+std::unique_ptr<HloInstruction>
+HloInstruction::CreateWithSharedShape(HloOpcode opcode, const Shape *shape,
+                                      llvm::ArrayRef<HloInstruction *> operands) {
+  std::unique_ptr<HloInstruction> inst(new HloInstruction(opcode, shape));
+  inst->operands_.assign(operands.begin(), operands.end());
+  return inst;
+}
+
+Shape *HloInstruction::mutable_shape() {
+  if (!owned_shape_) {
+    owned_shape_ = std::make_unique<Shape>(*shape_);
+    shape_ = owned_shape_.get();
+  }
+  return owned_shape_.get();
+}
 
 HloInstruction::~HloInstruction() = default;
 
@@ -20,7 +41,7 @@ HloInstruction::Create(HloOpcode opcode, Shape shape,
                        llvm::ArrayRef<HloInstruction *> operands, llvm::StringRef name) {
   std::unique_ptr<HloInstruction> inst(new HloInstruction(opcode, std::move(shape)));
   inst->operands_.assign(operands.begin(), operands.end());
-  inst->name_ = name.str();
+  inst->name_ = name;
   return inst;
 }
 
@@ -84,8 +105,10 @@ void HloInstruction::ClearUsers() {
 
 void HloInstruction::AppendOperand(HloInstruction *operand) {
   operands_.push_back(operand);
-  if (parent_)
+  if (parent_) {
     operand->AddUser(this);
+    parent_->ForgetPostOrder();
+  }
 }
 
 llvm::Error HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction *new_operand) {
@@ -93,11 +116,12 @@ llvm::Error HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction *new_op
   if (old == new_operand)
     return llvm::Error::success();
   if (!old->shape().Compatible(new_operand->shape()))
-    return makeError("cannot replace operand " + llvm::Twine(i) + " of '" + name_ +
+    return makeError("cannot replace operand " + llvm::Twine(i) + " of '" + name() +
                      "': shape " + old->shape().ToString() + " is not compatible with " +
                      new_operand->shape().ToString());
   operands_[i] = new_operand;
   if (parent_) {
+    parent_->ForgetPostOrder();
     if (!llvm::is_contained(operands_, old))
       old->RemoveUser(this);
     new_operand->AddUser(this);
@@ -108,12 +132,14 @@ llvm::Error HloInstruction::ReplaceOperandWith(int64_t i, HloInstruction *new_op
 llvm::Error HloInstruction::ReplaceAllUsesWith(HloInstruction *other) {
   if (other == this)
     return llvm::Error::success();
-  if (!shape_.Compatible(other->shape()))
-    return makeError("cannot replace the uses of '" + name_ + "' (" + shape_.ToString() +
+  if (!shape_->Compatible(other->shape()))
+    return makeError("cannot replace the uses of '" + name() + "' (" + shape_->ToString() +
                      ") with '" + other->name() + "' (" + other->shape().ToString() + ")");
   // Copy: the user list shrinks as users are rewired.
-  std::vector<HloInstruction *> users = users_;
+  llvm::SmallVector<HloInstruction *, 8> users(users_.begin(), users_.end());
   for (HloInstruction *user : users) {
+    if (user->parent_)
+      user->parent_->ForgetPostOrder();
     for (HloInstruction *&op : user->operands_)
       if (op == this)
         op = other;
@@ -132,32 +158,43 @@ void HloInstruction::DetachOperands() {
   operands_.clear();
 }
 
+HloInstruction::ControlEdges &HloInstruction::MutableControl() {
+  if (!control_)
+    control_ = std::make_unique<ControlEdges>();
+  return *control_;
+}
+
 void HloInstruction::AddControlDependencyTo(HloInstruction *successor) {
-  if (llvm::is_contained(control_succs_, successor))
+  if (llvm::is_contained(control_successors(), successor))
     return;
-  control_succs_.push_back(successor);
-  successor->control_preds_.push_back(this);
+  MutableControl().succs.push_back(successor);
+  successor->MutableControl().preds.push_back(this);
+  if (successor->parent_)
+    successor->parent_->ForgetPostOrder();
 }
 
 void HloInstruction::RemoveControlDependencyTo(HloInstruction *successor) {
-  llvm::erase_value(control_succs_, successor);
-  llvm::erase_value(successor->control_preds_, this);
+  if (control_)
+    llvm::erase_value(control_->succs, successor);
+  if (successor->control_)
+    llvm::erase_value(successor->control_->preds, this);
 }
 
 void HloInstruction::DropAllControlDeps() {
-  for (HloInstruction *pred : control_preds_)
-    llvm::erase_value(pred->control_succs_, this);
-  for (HloInstruction *succ : control_succs_)
-    llvm::erase_value(succ->control_preds_, this);
-  control_preds_.clear();
-  control_succs_.clear();
+  if (!control_)
+    return;
+  for (HloInstruction *pred : control_->preds)
+    llvm::erase_value(pred->control_->succs, this);
+  for (HloInstruction *succ : control_->succs)
+    llvm::erase_value(succ->control_->preds, this);
+  control_.reset();
 }
 
 bool HloInstruction::IsRoot() const {
   return parent_ && parent_->root_instruction() == this;
 }
 
-const std::string *HloInstruction::FindAttribute(llvm::StringRef name) const {
+const HloText *HloInstruction::FindAttribute(llvm::StringRef name) const {
   for (const Attribute &a : attributes_)
     if (a.name == name && a.kind == AttributeKind::kText)
       return &a.value;
@@ -168,7 +205,7 @@ bool HloInstruction::HasAttribute(llvm::StringRef name) const {
   return llvm::any_of(attributes_, [&](const Attribute &a) { return a.name == name; });
 }
 
-void HloInstruction::SetAttribute(llvm::StringRef name, std::string value) {
+void HloInstruction::SetAttribute(llvm::StringRef name, HloText value) {
   for (Attribute &a : attributes_) {
     if (a.name != name)
       continue;
@@ -177,7 +214,7 @@ void HloInstruction::SetAttribute(llvm::StringRef name, std::string value) {
     a.computations.clear();
     return;
   }
-  attributes_.push_back({name.str(), std::move(value), AttributeKind::kText, {}});
+  attributes_.push_back({HloText(name), std::move(value), AttributeKind::kText, {}});
 }
 
 void HloInstruction::SetCalledComputation(llvm::StringRef name, HloComputation *computation) {
@@ -189,7 +226,7 @@ void HloInstruction::SetCalledComputation(llvm::StringRef name, HloComputation *
     a.computations = {computation};
     return;
   }
-  attributes_.push_back({name.str(), "", AttributeKind::kComputation, {computation}});
+  attributes_.push_back({HloText(name), HloText(), AttributeKind::kComputation, {computation}});
 }
 
 bool HloInstruction::RemoveAttribute(llvm::StringRef name) {

@@ -5,6 +5,9 @@
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
+
+#include <cstring>
 
 #include <deque>
 
@@ -41,10 +44,12 @@ bool HloModule::is_scheduled() const {
   return v && *v == "true";
 }
 
-HloComputation *HloModule::AddComputation(std::unique_ptr<HloComputation> computation) {
+HloComputation *HloModule::AddComputation(std::unique_ptr<HloComputation> computation,
+                                          bool names_reserved) {
   computation->parent_ = this;
-  for (HloInstruction *i : computation->instructions())
-    ReserveInstructionName(i->name());
+  if (names_indexed_ && !names_reserved)
+    for (HloInstruction *i : computation->instructions())
+      ReserveInstructionName(i->name());
   computations_.push_back(std::move(computation));
   return computations_.back().get();
 }
@@ -52,8 +57,9 @@ HloComputation *HloModule::AddComputation(std::unique_ptr<HloComputation> comput
 HloComputation *HloModule::AddEmbeddedComputation(std::unique_ptr<HloComputation> computation) {
   // Callees print before their callers, so new ones go before the entry.
   computation->parent_ = this;
-  for (HloInstruction *i : computation->instructions())
-    ReserveInstructionName(i->name());
+  if (names_indexed_)
+    for (HloInstruction *i : computation->instructions())
+      ReserveInstructionName(i->name());
   auto pos = llvm::find_if(computations_, [&](const std::unique_ptr<HloComputation> &c) {
     return c.get() == entry_;
   });
@@ -173,20 +179,48 @@ int64_t HloModule::instruction_count() const {
   return n;
 }
 
-void HloModule::ReserveInstructionName(llvm::StringRef name) {
-  name_counters_.try_emplace(name, 0);
+bool HloModule::InSource(llvm::StringRef text) const {
+  return text.begin() >= source_.data() && text.end() <= source_.data() + source_.size();
 }
 
-std::string HloModule::UniqueInstructionName(llvm::StringRef prefix) {
-  auto [it, inserted] = name_counters_.try_emplace(prefix, 0);
-  if (inserted)
-    return prefix.str();
-  // Counter per prefix: names are handed out in linear time overall.
-  int64_t &counter = it->second;
+llvm::StringRef HloModule::StableName(llvm::StringRef name) {
+  if (name.empty() || InSource(name))
+    return name;
+  char *copy = name_storage_.Allocate<char>(name.size());
+  std::memcpy(copy, name.data(), name.size());
+  return llvm::StringRef(copy, name.size());
+}
+
+bool HloModule::IndexInstructionNames() {
+  if (names_indexed_)
+    return true;
+  names_indexed_ = true;
+  bool distinct = true;
+  for (const auto &c : computations_)
+    for (HloInstruction *i : c->instructions())
+      if (!i->name().empty() && !names_.Insert(i->name()))
+        distinct = false;
+  return distinct;
+}
+
+bool HloModule::ReserveInstructionName(llvm::StringRef name) {
+  IndexInstructionNames();
+  if (name.empty())
+    return false;
+  return names_.Insert(name);
+}
+
+llvm::StringRef HloModule::UniqueInstructionName(llvm::StringRef prefix) {
+  IndexInstructionNames();
+  if (!prefix.empty() && names_.Insert(prefix))
+    return StableName(prefix);
+  int64_t &counter = prefix_counters_[prefix];
+  llvm::SmallString<64> candidate;
   while (true) {
-    std::string candidate = (prefix + "." + llvm::Twine(++counter)).str();
-    if (name_counters_.try_emplace(candidate, 0).second)
-      return candidate;
+    candidate.clear();
+    (prefix + "." + llvm::Twine(++counter)).toVector(candidate);
+    if (names_.Insert(candidate))
+      return StableName(candidate);
   }
 }
 

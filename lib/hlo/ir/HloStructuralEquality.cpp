@@ -99,8 +99,9 @@ bool Comparer::Computations(const HloComputation &a, const HloComputation &b) {
 }
 
 bool Comparer::Instructions(const HloInstruction &a, const HloInstruction &b) {
-  std::string where = "instruction '" + a.name() + "' in '" +
-                      (a.parent() ? a.parent()->name() : std::string("<detached>")) + "': ";
+  std::string where = ("instruction '" + a.name() + "' in '" +
+                       (a.parent() ? a.parent()->name() : std::string("<detached>")) + "': ")
+                          .str();
   if (a.opcode() != b.opcode() || a.async_wrapped_opcode() != b.async_wrapped_opcode())
     return Differ(where + "opcodes differ: " + a.OpcodeText() + " vs " + b.OpcodeText());
   if (a.shape() != b.shape())

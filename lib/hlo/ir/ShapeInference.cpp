@@ -5,6 +5,7 @@
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallVector.h"
 
 #include <string>
 #include <vector>
@@ -25,7 +26,7 @@ PrimitiveType ComplexComponentType(PrimitiveType type) {
 /// Each of `dims` in [0, rank), and (when `unique`) none listed twice.
 llvm::Error CheckDimensionList(llvm::ArrayRef<int64_t> dims, int64_t rank,
                                const llvm::Twine &what, bool unique) {
-  std::vector<bool> seen(rank > 0 ? rank : 0, false);
+  llvm::SmallVector<bool, 8> seen(rank > 0 ? rank : 0, false);
   for (int64_t d : dims) {
     if (d < 0 || d >= rank)
       return makeError(what + " " + llvm::Twine(d) + " is out of range for rank " +
@@ -37,15 +38,18 @@ llvm::Error CheckDimensionList(llvm::ArrayRef<int64_t> dims, int64_t rank,
   return llvm::Error::success();
 }
 
+// The verifier infers a shape for most instructions of a module: the
+// vectors a rule builds stay inline for the ranks real shapes have.
+using DimVector = llvm::SmallVector<int64_t, 8>;
+using DynamicVector = llvm::SmallVector<bool, 8>;
+
 /// Keeps the dynamic marker of operand dimension `d` on result dimension i.
-void AddDimension(const Shape &from, int64_t d, std::vector<int64_t> &dims,
-                  std::vector<bool> &dynamic) {
+void AddDimension(const Shape &from, int64_t d, DimVector &dims, DynamicVector &dynamic) {
   dims.push_back(from.dimensions(d));
   dynamic.push_back(from.is_dynamic_dimension(d));
 }
 
-Shape MakeArray(PrimitiveType type, const std::vector<int64_t> &dims,
-                const std::vector<bool> &dynamic) {
+Shape MakeArray(PrimitiveType type, llvm::ArrayRef<int64_t> dims, llvm::ArrayRef<bool> dynamic) {
   Shape shape(type, dims);
   for (size_t i = 0; i < dynamic.size(); ++i)
     shape.set_dynamic_dimension(i, dynamic[i]);
@@ -90,12 +94,16 @@ llvm::Expected<Shape> ShapeInference::InferUnaryOpShape(HloOpcode opcode, const 
   if (!operand.IsArray())
     return makeError(HloOpcodeString(opcode) + " needs an array operand, got " + Str(operand));
   Shape shape = operand;
-  if (opcode == HloOpcode::kIsFinite)
-    shape.set_element_type(PrimitiveType::PRED);
-  else if (opcode == HloOpcode::kAbs || opcode == HloOpcode::kReal ||
-           opcode == HloOpcode::kImag)
-    shape.set_element_type(ComplexComponentType(operand.element_type()));
+  shape.set_element_type(UnaryOpElementType(opcode, operand.element_type()));
   return shape;
+}
+
+PrimitiveType ShapeInference::UnaryOpElementType(HloOpcode opcode, PrimitiveType type) {
+  if (opcode == HloOpcode::kIsFinite)
+    return PrimitiveType::PRED;
+  if (opcode == HloOpcode::kAbs || opcode == HloOpcode::kReal || opcode == HloOpcode::kImag)
+    return ComplexComponentType(type);
+  return type;
 }
 
 llvm::Expected<Shape> ShapeInference::InferBinaryOpShape(HloOpcode opcode, const Shape &lhs,
@@ -116,12 +124,16 @@ llvm::Expected<Shape> ShapeInference::InferBinaryOpShape(HloOpcode opcode, const
     return makeError(HloOpcodeString(opcode) +
                      " operands must have the same element type, got " + Str(lhs) + " and " +
                      Str(rhs));
-  if (opcode == HloOpcode::kCompare)
-    shape.set_element_type(PrimitiveType::PRED);
-  else if (opcode == HloOpcode::kComplex)
-    shape.set_element_type(lhs.element_type() == PrimitiveType::F64 ? PrimitiveType::C128
-                                                                    : PrimitiveType::C64);
+  shape.set_element_type(BinaryOpElementType(opcode, lhs.element_type()));
   return shape;
+}
+
+PrimitiveType ShapeInference::BinaryOpElementType(HloOpcode opcode, PrimitiveType type) {
+  if (opcode == HloOpcode::kCompare)
+    return PrimitiveType::PRED;
+  if (opcode == HloOpcode::kComplex)
+    return type == PrimitiveType::F64 ? PrimitiveType::C128 : PrimitiveType::C64;
+  return type;
 }
 
 llvm::Expected<Shape> ShapeInference::InferDotShape(const Shape &lhs, const Shape &rhs,
@@ -138,9 +150,9 @@ llvm::Expected<Shape> ShapeInference::InferDotShape(const Shape &lhs, const Shap
                      " lhs contracting dimensions but " +
                      llvm::Twine(d.rhs_contracting_dimensions.size()) +
                      " rhs contracting dimensions");
-  std::vector<int64_t> lhs_used = d.lhs_batch_dimensions;
+  DimVector lhs_used(d.lhs_batch_dimensions.begin(), d.lhs_batch_dimensions.end());
   llvm::append_range(lhs_used, d.lhs_contracting_dimensions);
-  std::vector<int64_t> rhs_used = d.rhs_batch_dimensions;
+  DimVector rhs_used(d.rhs_batch_dimensions.begin(), d.rhs_batch_dimensions.end());
   llvm::append_range(rhs_used, d.rhs_contracting_dimensions);
   if (llvm::Error e =
           CheckDimensionList(lhs_used, lhs.rank(), "dot lhs batch/contracting dimension", true))
@@ -161,8 +173,8 @@ llvm::Expected<Shape> ShapeInference::InferDotShape(const Shape &lhs, const Shap
                          llvm::Twine(rhs.dimensions(r)));
     }
   }
-  std::vector<int64_t> dims;
-  std::vector<bool> dynamic;
+  DimVector dims;
+  DynamicVector dynamic;
   for (int64_t b : d.lhs_batch_dimensions)
     AddDimension(lhs, b, dims, dynamic);
   for (int64_t i = 0; i < lhs.rank(); ++i)
@@ -183,8 +195,8 @@ llvm::Expected<Shape> ShapeInference::InferTransposeShape(const Shape &operand,
                      llvm::Twine(operand.rank()) + " operand dimensions once");
   if (llvm::Error e = CheckDimensionList(perm, operand.rank(), "transpose dimension", true))
     return e;
-  std::vector<int64_t> dims;
-  std::vector<bool> dynamic;
+  DimVector dims;
+  DynamicVector dynamic;
   for (int64_t p : perm)
     AddDimension(operand, p, dims, dynamic);
   return MakeArray(operand.element_type(), dims, dynamic);
@@ -246,8 +258,8 @@ llvm::Expected<Shape> ShapeInference::InferReduceShape(llvm::ArrayRef<const Shap
     return makeError("reduce input must be an array, got " + Str(first));
   if (llvm::Error e = CheckDimensionList(dimensions, first.rank(), "reduce dimension", true))
     return e;
-  std::vector<int64_t> kept;
-  std::vector<bool> dynamic;
+  DimVector kept;
+  DynamicVector dynamic;
   for (int64_t i = 0; i < first.rank(); ++i)
     if (!llvm::is_contained(dimensions, i))
       AddDimension(first, i, kept, dynamic);
@@ -290,13 +302,21 @@ Shape ShapeInference::InferTupleShape(llvm::ArrayRef<const Shape *> operands) {
 
 llvm::Expected<Shape> ShapeInference::InferGetTupleElementShape(const Shape &tuple,
                                                                 int64_t index) {
+  llvm::Expected<const Shape *> element = GetTupleElementShape(tuple, index);
+  if (!element)
+    return element.takeError();
+  return **element;
+}
+
+llvm::Expected<const Shape *> ShapeInference::GetTupleElementShape(const Shape &tuple,
+                                                                   int64_t index) {
   if (!tuple.IsTuple())
     return makeError("get-tuple-element operand must be a tuple, got " + Str(tuple));
   if (index < 0 || index >= tuple.tuple_shapes_size())
     return makeError("get-tuple-element index " + llvm::Twine(index) +
                      " is out of range for a tuple of " +
                      llvm::Twine(tuple.tuple_shapes_size()) + " elements");
-  return tuple.tuple_shapes(index);
+  return &tuple.tuple_shapes(index);
 }
 
 llvm::Expected<Shape> ShapeInference::InferGatherShape(const Shape &operand,

@@ -1,9 +1,11 @@
 //===- HloParser.cpp - Recursive-descent parser for XLA's HLO text --------===//
 //
 // One pass over the buffer with a cursor: hand-written token readers and
-// recursive descent, no regex and no token objects. Names, attribute values
-// and literals are StringRefs into the input until they are stored in the IR;
-// nothing is allocated per token, only per IR object and per name table.
+// recursive descent, no regex and no token objects. The module keeps the
+// text as its source, and names, attribute values and literals stay views
+// into it in the IR (HloText); instructions that write the same shape text
+// share one parsed Shape. Nothing is allocated per token; an instruction
+// is one heap block in the common case.
 //
 // Everything the IR keeps verbatim (attribute values, literals, layout
 // attributes, header attributes) is delimited by a balanced scan over (), []
@@ -73,52 +75,35 @@ enum StopAt : unsigned {
   kStopAtComment = 4,
 };
 
-/// Names are looked up once per operand; FNV-1a inlined here is cheaper
-/// than the out-of-line general-purpose hash DenseMap uses for StringRef.
-struct NameInfo {
-  static llvm::StringRef getEmptyKey() {
-    return llvm::DenseMapInfo<llvm::StringRef>::getEmptyKey();
-  }
-  static llvm::StringRef getTombstoneKey() {
-    return llvm::DenseMapInfo<llvm::StringRef>::getTombstoneKey();
-  }
-  static unsigned getHashValue(llvm::StringRef name) {
-    uint32_t hash = 2166136261u;
-    for (char c : name)
-      hash = (hash ^ static_cast<unsigned char>(c)) * 16777619u;
-    return hash;
-  }
-  static bool isEqual(llvm::StringRef a, llvm::StringRef b) {
-    return llvm::DenseMapInfo<llvm::StringRef>::isEqual(a, b);
-  }
-};
-template <typename T> using NameMap = llvm::DenseMap<llvm::StringRef, T, NameInfo>;
+/// Names are looked up once per operand.
+template <typename T> using NameMap = llvm::DenseMap<HloName, T, HloNameInfo>;
 
 /// Opcode and element type lookups run for every instruction and every
-/// shape; a hash table built once beats the IR's chains of compares.
+/// shape; a small hash table built once beats the IR's chains of compares
+/// (and StringMap's out-of-line hash).
 std::optional<HloOpcode> LookupOpcode(llvm::StringRef text) {
-  static const llvm::StringMap<HloOpcode> table = [] {
-    llvm::StringMap<HloOpcode> t;
-#define LOOM_X(E, S) t[S] = HloOpcode::E;
+  static const NameMap<HloOpcode> table = [] {
+    NameMap<HloOpcode> t;
+#define LOOM_X(E, S) t[HloName(S)] = HloOpcode::E;
     LOOM_HLO_OPCODE_LIST(LOOM_X)
 #undef LOOM_X
     return t;
   }();
-  auto it = table.find(text);
+  auto it = table.find(HloName(text));
   if (it != table.end())
     return it->second;
   return StringToHloOpcode(text); // old spellings
 }
 
 std::optional<PrimitiveType> LookupPrimitiveType(llvm::StringRef text) {
-  static const llvm::StringMap<PrimitiveType> table = [] {
-    llvm::StringMap<PrimitiveType> t;
-#define LOOM_X(E, S, B) t[S] = PrimitiveType::E;
+  static const NameMap<PrimitiveType> table = [] {
+    NameMap<PrimitiveType> t;
+#define LOOM_X(E, S, B) t[HloName(S)] = PrimitiveType::E;
     LOOM_PRIMITIVE_TYPE_LIST(LOOM_X)
 #undef LOOM_X
     return t;
   }();
-  auto it = table.find(text);
+  auto it = table.find(HloName(text));
   if (it == table.end())
     return std::nullopt;
   return it->second;
@@ -126,6 +111,12 @@ std::optional<PrimitiveType> LookupPrimitiveType(llvm::StringRef text) {
 
 class Parser {
 public:
+  /// Parses `module`'s source into it: what the IR keeps of the text are
+  /// views into that source.
+  Parser(std::unique_ptr<HloModule> module, llvm::StringRef file_name)
+      : buffer_(module->source()), file_name_(file_name), cur_(buffer_.begin()),
+        end_(buffer_.end()), module_(std::move(module)) {}
+  /// Parses text that no module keeps (a shape).
   Parser(llvm::StringRef text, llvm::StringRef file_name)
       : buffer_(text), file_name_(file_name), cur_(text.begin()), end_(text.end()) {}
 
@@ -248,6 +239,8 @@ private:
   bool ParseArrayShape(Shape *out, const Shape *expect);
   bool ParseLayout(Layout *out);
   bool ShapeTextMatches(const char *begin, const char *end, const Shape &shape);
+  const char *ShapeTextEnd() const;
+  bool ParseInstructionShape(Shape &shape, const Shape *&shared);
 
   // ---- Module structure ---------------------------------------------------
   bool ParseHeader();
@@ -261,10 +254,10 @@ private:
                             HloInstruction *&result);
   bool ParseOperands(Scope &scope, int depth, llvm::SmallVectorImpl<HloInstruction *> &operands);
   bool ParseAttributes(Scope &scope, llvm::StringRef instruction, int depth,
-                       std::vector<Attribute> &attributes,
+                       HloInstruction::AttributeList &attributes,
                        llvm::SmallVectorImpl<HloInstruction *> &control_predecessors);
   bool ParseComputationReference(llvm::StringRef instruction, llvm::StringRef attribute,
-                                 int depth, std::vector<Attribute> &attributes);
+                                 int depth, HloInstruction::AttributeList &attributes);
   bool ParseControlPredecessors(Scope &scope, llvm::SmallVectorImpl<HloInstruction *> &preds);
   bool LooksLikeInlineComputation();
   bool InferShape(HloInstruction &inst, size_t first_pending, const char *at);
@@ -282,6 +275,7 @@ private:
   const char *error_at_ = nullptr;
   llvm::StringRef current_instruction_;
   bool shape_mismatch_ = false;
+  bool has_duplicate_names_ = false;
   /// The shape text of the instruction ParseInstructionBody just read.
   llvm::StringRef body_shape_text_;
 
@@ -296,6 +290,9 @@ private:
   /// Every computation with the offset of its '{', to visit them in text
   /// order whatever order they were added to the module in.
   std::vector<std::pair<const char *, HloComputation *>> by_position_;
+  /// Instruction shapes by their text: a dump repeats a few shapes over
+  /// and over, and each is parsed once and shared (HloModule::AddSharedShape).
+  NameMap<const Shape *> shapes_by_text_;
 };
 
 // ---- Tokens -----------------------------------------------------------------
@@ -658,6 +655,69 @@ bool Parser::ParseLayout(Layout *out) {
   return Expect('}', "'}' to close the layout");
 }
 
+// Where the shape at cur_ ends, found without decoding it: an element type,
+// bracketed dimensions and a layout brace touching them, or a parenthesized
+// tuple on one line. nullptr for anything else; that shape is just parsed.
+const char *Parser::ShapeTextEnd() const {
+  const char *p = cur_;
+  if (p < end_ && *p == '(') {
+    int depth = 0;
+    for (; p < end_; ++p) {
+      char c = *p;
+      if (c == '(')
+        ++depth;
+      else if (c == ')' && --depth == 0)
+        return p + 1;
+      else if (c == '\n' || c == '"')
+        return nullptr;
+    }
+    return nullptr;
+  }
+  while (p < end_ && IsLowerAlnum(*p))
+    ++p;
+  if (p == cur_ || p == end_ || *p != '[')
+    return nullptr;
+  // As in ParseArrayShape: a brace after a token or opaque shape is not
+  // its layout.
+  llvm::StringRef type(cur_, p - cur_);
+  bool takes_layout = type != "token" && type != "opaque";
+  for (++p; p < end_ && *p != ']'; ++p)
+    if (!IsDigit(*p) && *p != ',' && *p != '<' && *p != '=' && *p != '?' && *p != ' ')
+      return nullptr;
+  if (p == end_)
+    return nullptr;
+  ++p;
+  if (p == end_ || *p != '{' || !takes_layout)
+    return p;
+  for (++p; p < end_ && *p != '}'; ++p)
+    if (*p == '{' || *p == '\n' || *p == '"')
+      return nullptr;
+  return p == end_ ? nullptr : p + 1;
+}
+
+// The shape written before an instruction's opcode: shared with every
+// earlier instruction that wrote the same text, else parsed (and kept for
+// later ones when the text was the whole shape).
+bool Parser::ParseInstructionShape(Shape &shape, const Shape *&shared) {
+  const char *text_end = module_ ? ShapeTextEnd() : nullptr;
+  if (!text_end)
+    return ParseShapeAt(&shape, nullptr, 0);
+  HloName key(llvm::StringRef(cur_, text_end - cur_));
+  auto it = shapes_by_text_.find(key);
+  if (it != shapes_by_text_.end()) {
+    shared = it->second;
+    cur_ = text_end;
+    return true;
+  }
+  if (!ParseShapeAt(&shape, nullptr, 0))
+    return false;
+  if (cur_ != text_end)
+    return true;
+  shared = module_->AddSharedShape(std::move(shape));
+  shapes_by_text_.try_emplace(key, shared);
+  return true;
+}
+
 bool Parser::ShapeTextMatches(const char *begin, const char *end, const Shape &shape) {
   const char *saved_cur = cur_, *saved_end = end_;
   cur_ = begin;
@@ -682,7 +742,7 @@ bool Parser::ParseHeader() {
   // Old dumps wrote `HloModule name:`.
   if (Peek(':'))
     ++cur_;
-  module_ = std::make_unique<HloModule>(name.str());
+  module_->SetName(name.str());
   while (true) {
     SkipTrivia();
     if (failed_)
@@ -775,7 +835,7 @@ bool Parser::ParseComputation() {
   const char *open = cur_;
   if (!Expect('{', "'{' to open computation '" + name + "'"))
     return false;
-  if (computations_by_name_.count(name))
+  if (computations_by_name_.count(HloName(name)))
     return Fail(at, "duplicate computation name '" + name + "'");
   auto owned = std::make_unique<HloComputation>(name.str());
   if (!ParseInstructions(*owned, open, 1))
@@ -788,8 +848,9 @@ bool Parser::ParseComputation() {
       return false;
     owned->set_trailer(llvm::StringRef(begin, cur_ - begin).rtrim().str());
   }
-  HloComputation *computation = module_->AddComputation(std::move(owned));
-  computations_by_name_[computation->name()] = computation;
+  HloComputation *computation =
+      module_->AddComputation(std::move(owned), /*names_reserved=*/true);
+  computations_by_name_[HloName(computation->name())] = computation;
   by_position_.push_back({open, computation});
   last_top_level_ = computation;
   if (!is_entry)
@@ -861,16 +922,40 @@ bool Parser::ParseOperands(Scope &scope, int depth,
     SkipTrivia();
     const char *operand_begin = cur_;
     const char *shape_end = nullptr;
+    // Dump text writes an operand's shape as its definition wrote it, and
+    // the definition's text was parsed: the same bytes need no second look.
+    // Only the extent is found first; any other text is parsed (for its
+    // syntax errors, reported as before) before it is used.
+    bool shape_checked = true;
     if (AtShape()) {
-      if (!ParseShapeAt(nullptr, nullptr, 0))
+      if (const char *end = ShapeTextEnd()) {
+        cur_ = shape_end = end;
+        shape_checked = false;
+      } else if (!ParseShapeAt(nullptr, nullptr, 0)) {
         return false;
-      shape_end = cur_;
+      } else {
+        shape_end = cur_;
+      }
       SkipTrivia();
     }
+    auto check_shape = [&] {
+      if (shape_checked)
+        return true;
+      shape_checked = true;
+      const char *resume = cur_;
+      cur_ = operand_begin;
+      if (!ParseShapeAt(nullptr, nullptr, 0))
+        return false;
+      cur_ = resume;
+      return true;
+    };
     const char *at = cur_;
     llvm::StringRef name;
-    if (!LexName(name))
+    if (!LexName(name)) {
+      if (!check_shape())
+        return false;
       return Fail(at, Context() + "expected an operand name");
+    }
     SkipTrivia();
     HloInstruction *operand = nullptr;
     if (Peek('(')) {
@@ -883,16 +968,20 @@ bool Parser::ParseOperands(Scope &scope, int depth,
       if (!ParseInstructionBody(scope, "", depth + 1, operand))
         return false;
     } else {
-      auto it = scope.instructions.find(name);
-      if (it == scope.instructions.end())
+      auto it = scope.instructions.find(HloName(name));
+      if (it == scope.instructions.end() || !it->second.instruction) {
+        if (!check_shape())
+          return false;
         return Fail(at, Context() + "unknown operand '" + name +
                             "' (operands must be defined earlier in computation '" +
                             scope.computation->name() + "')");
+      }
       operand = it->second.instruction;
-      // Dump text writes an operand's shape as its definition wrote it: the
-      // same bytes parse to the same shape, and only other text is parsed
-      // again to compare.
+      // The same bytes as the definition's parse to the same shape; other
+      // text is checked, then parsed again to compare.
       llvm::StringRef written(operand_begin, shape_end ? shape_end - operand_begin : 0);
+      if (shape_end && written != it->second.shape_text && !check_shape())
+        return false;
       if (shape_end && written != it->second.shape_text &&
           !ShapeTextMatches(operand_begin, shape_end, operand->shape()))
         return Fail(operand_begin, Context() + "operand '" + name + "' is written as '" +
@@ -924,7 +1013,7 @@ bool Parser::LooksLikeInlineComputation() {
 }
 
 bool Parser::ParseComputationReference(llvm::StringRef instruction, llvm::StringRef attribute,
-                                       int depth, std::vector<Attribute> &attributes) {
+                                       int depth, HloInstruction::AttributeList &attributes) {
   SkipHorizontalSpace();
   size_t index = attributes.size();
   // `calls={ a = ... }`: a computation written in place.
@@ -939,15 +1028,18 @@ bool Parser::ParseComputationReference(llvm::StringRef instruction, llvm::String
     current_instruction_ = saved_instruction;
     if (!ok)
       return false;
-    HloComputation *computation = module_->AddComputation(std::move(owned));
+    HloComputation *computation =
+      module_->AddComputation(std::move(owned), /*names_reserved=*/true);
     inline_.push_back({computation, instruction, attribute});
     by_position_.push_back({open, computation});
-    attributes.push_back({attribute.str(), "", AttributeKind::kComputation, {computation}});
+    attributes.push_back(
+        {HloText::View(attribute), HloText(), AttributeKind::kComputation, {computation}});
     return true;
   }
   if (Peek('{')) {
     ++cur_;
-    attributes.push_back({attribute.str(), "", AttributeKind::kComputationList, {}});
+    attributes.push_back(
+        {HloText::View(attribute), HloText(), AttributeKind::kComputationList, {}});
     return ParseSeparatedList('}', "',' or '}' in '" + attribute + "'", [&] {
       const char *at = cur_;
       llvm::StringRef name;
@@ -963,7 +1055,8 @@ bool Parser::ParseComputationReference(llvm::StringRef instruction, llvm::String
   if (!LexName(name))
     return Fail(at, Context() + "expected a computation name after '" + attribute + "='");
   pending_.push_back({nullptr, index, 0, name, at});
-  attributes.push_back({attribute.str(), "", AttributeKind::kComputation, {nullptr}});
+  attributes.push_back(
+      {HloText::View(attribute), HloText(), AttributeKind::kComputation, {nullptr}});
   return true;
 }
 
@@ -977,8 +1070,8 @@ bool Parser::ParseControlPredecessors(Scope &scope,
     llvm::StringRef name;
     if (!LexName(name))
       return Fail(at, Context() + "expected an instruction name in 'control-predecessors'");
-    auto it = scope.instructions.find(name);
-    if (it == scope.instructions.end())
+    auto it = scope.instructions.find(HloName(name));
+    if (it == scope.instructions.end() || !it->second.instruction)
       return Fail(at, Context() + "unknown control predecessor '" + name + "'");
     preds.push_back(it->second.instruction);
     return true;
@@ -986,7 +1079,7 @@ bool Parser::ParseControlPredecessors(Scope &scope,
 }
 
 bool Parser::ParseAttributes(Scope &scope, llvm::StringRef instruction, int depth,
-                             std::vector<Attribute> &attributes,
+                             HloInstruction::AttributeList &attributes,
                              llvm::SmallVectorImpl<HloInstruction *> &control_predecessors) {
   while (true) {
     SkipTrivia();
@@ -1016,7 +1109,8 @@ bool Parser::ParseAttributes(Scope &scope, llvm::StringRef instruction, int dept
     case ReferenceKind::kControlPredecessors:
       if (!ParseControlPredecessors(scope, control_predecessors))
         return false;
-      attributes.push_back({name.str(), "", AttributeKind::kControlPredecessors, {}});
+      attributes.push_back(
+          {HloText::View(name), HloText(), AttributeKind::kControlPredecessors, {}});
       continue;
     case ReferenceKind::kNone:
       break;
@@ -1024,7 +1118,8 @@ bool Parser::ParseAttributes(Scope &scope, llvm::StringRef instruction, int dept
     llvm::StringRef value;
     if (!ScanAttributeValue(name, value))
       return false;
-    attributes.push_back({name.str(), value.str(), AttributeKind::kText, {}});
+    attributes.push_back(
+        {HloText::View(name), HloText::View(value), AttributeKind::kText, {}});
   }
 }
 
@@ -1040,13 +1135,13 @@ bool Parser::NormalizeAttributes(HloInstruction &inst, size_t first_pending, con
     // broadcast refers to no computation, but the verifier only refuses one
     // that does later: its references move one attribute on.
     HloInstruction::Attribute dims;
-    dims.name = "dimensions";
-    dims.value = "{}";
+    dims.name = HloText::View("dimensions");
+    dims.value = HloText::View("{}");
     inst.mutable_attributes().insert(inst.mutable_attributes().begin(), std::move(dims));
     for (size_t i = first_pending; i < pending_.size(); ++i)
       ++pending_[i].attribute;
   }
-  if (const std::string *version = inst.FindAttribute("api_version")) {
+  if (const HloText *version = inst.FindAttribute("api_version")) {
     llvm::StringRef v = *version;
     // The names of XLA's CustomCallApiVersion enum (torch-neuronx dumps
     // write API_VERSION_UNSPECIFIED); no numbers, no other spelling.
@@ -1067,7 +1162,7 @@ bool Parser::NormalizeAttributes(HloInstruction &inst, size_t first_pending, con
 bool Parser::InferShape(HloInstruction &inst, size_t first_pending, const char *at) {
   for (size_t i = first_pending; i < pending_.size(); ++i) {
     const PendingReference &ref = pending_[i];
-    auto it = computations_by_name_.find(ref.name);
+    auto it = computations_by_name_.find(HloName(ref.name));
     if (it != computations_by_name_.end())
       inst.mutable_attributes()[ref.attribute].computations[ref.slot] = it->second;
   }
@@ -1094,9 +1189,17 @@ bool Parser::ParseInstruction(Scope &scope, int depth) {
   if (!LexName(name))
     return Fail(name_at, "expected an instruction name");
   current_instruction_ = name;
-  if (scope.instructions.count(name))
+  // Entered now (one lookup per name); the instruction is filled in once
+  // read, and an operand naming it before then is unknown.
+  HloName key(name);
+  auto [slot, inserted] = scope.instructions.try_emplace(key);
+  if (!inserted)
     return Fail(name_at, "duplicate instruction name '" + name + "' in computation '" +
                              scope.computation->name() + "'");
+  // Reserved in the module now, while the name is in cache; a name another
+  // computation took first is renamed at the end.
+  if (!module_->ReserveInstructionName(name))
+    has_duplicate_names_ = true;
   SkipTrivia();
   if (!Expect('=', "'=' after instruction name '" + name + "'"))
     return false;
@@ -1104,7 +1207,7 @@ bool Parser::ParseInstruction(Scope &scope, int depth) {
   HloInstruction *inst = nullptr;
   if (!ParseInstructionBody(scope, name, depth, inst))
     return false;
-  scope.instructions[name] = {inst, body_shape_text_};
+  slot->second = {inst, body_shape_text_};
   scope.last = inst;
   current_instruction_ = "";
   if (!is_root)
@@ -1123,9 +1226,10 @@ bool Parser::ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
                                   HloInstruction *&result) {
   bool nested = name.empty();
   Shape shape;
+  const Shape *shared_shape = nullptr;
   bool has_shape = AtShape();
   const char *shape_begin = cur_;
-  if (has_shape && !ParseShapeAt(&shape, nullptr, 0))
+  if (has_shape && !ParseInstructionShape(shape, shared_shape))
     return false;
   llvm::StringRef shape_text(shape_begin, has_shape ? cur_ - shape_begin : 0);
   SkipTrivia();
@@ -1164,17 +1268,19 @@ bool Parser::ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
     return false;
   }
 
-  std::vector<Attribute> attributes;
+  HloInstruction::AttributeList attributes;
   llvm::SmallVector<HloInstruction *, 2> control_predecessors;
   size_t first_pending = pending_.size();
   if (!nested &&
       !ParseAttributes(scope, name, depth, attributes, control_predecessors))
     return false;
   std::unique_ptr<HloInstruction> owned =
-      HloInstruction::Create(opcode, std::move(shape), operands, name);
+      shared_shape ? HloInstruction::CreateWithSharedShape(opcode, shared_shape, operands)
+                   : HloInstruction::Create(opcode, std::move(shape), operands);
+  owned->SetNameView(name);
   owned->set_async_wrapped_opcode(wrapped);
   if (opcode == HloOpcode::kConstant)
-    owned->set_literal_text(literal.str());
+    owned->set_literal_text(HloText::View(literal));
   owned->set_parameter_number(parameter_number);
   owned->mutable_attributes() = std::move(attributes);
   if (!NormalizeAttributes(*owned, first_pending, opcode_at))
@@ -1198,13 +1304,13 @@ bool Parser::Finish() {
   for (const InlineComputation &ic : inline_) {
     std::string base = (ic.instruction + "." + ic.attribute).str();
     std::string name = base;
-    for (int n = 1; computations_by_name_.count(name); ++n)
+    for (int n = 1; computations_by_name_.count(HloName(name)); ++n)
       name = base + "." + std::to_string(n);
     ic.computation->SetName(std::move(name));
-    computations_by_name_[ic.computation->name()] = ic.computation;
+    computations_by_name_[HloName(ic.computation->name())] = ic.computation;
   }
   for (const PendingReference &ref : pending_) {
-    auto it = computations_by_name_.find(ref.name);
+    auto it = computations_by_name_.find(HloName(ref.name));
     if (it == computations_by_name_.end())
       return Fail(ref.at, "instruction '" + ref.instruction->name() +
                               "' refers to unknown computation '" + ref.name + "'");
@@ -1223,22 +1329,27 @@ void Parser::UniquifyInstructionNames() {
   // Every written name is reserved in the module by now, so names given to
   // in-place operands cannot take one that appears in the text.
   for (HloInstruction *inst : unnamed_)
-    inst->SetName(module_->UniqueInstructionName(HloOpcodeString(inst->opcode())));
+    inst->SetNameView(module_->UniqueInstructionName(HloOpcodeString(inst->opcode())));
+  // Every written name reserved once: nothing to rename.
+  if (!has_duplicate_names_)
+    return;
   llvm::sort(by_position_, [](const auto &a, const auto &b) { return a.first < b.first; });
-  llvm::DenseSet<llvm::StringRef, NameInfo> seen;
+  llvm::DenseSet<HloName, HloNameInfo> seen;
   seen.reserve(static_cast<unsigned>(module_->instruction_count()));
   std::vector<HloInstruction *> duplicates;
   for (const auto &[open, computation] : by_position_)
     for (HloInstruction *inst : computation->instructions())
-      if (!seen.insert(inst->name()).second)
+      if (!seen.insert(HloName(inst->name())).second)
         duplicates.push_back(inst);
   // Every parsed name is reserved in the module already, so the new names
   // cannot take one that is written somewhere in the text.
   for (HloInstruction *inst : duplicates)
-    inst->SetName(module_->UniqueInstructionName(inst->name()));
+    inst->SetNameView(module_->UniqueInstructionName(inst->name()));
 }
 
 llvm::Expected<std::unique_ptr<HloModule>> Parser::ParseModule() {
+  // The module's name table is filled as names are read (ParseInstruction).
+  module_->IndexInstructionNames();
   if (!ParseHeader() || !ParseStackFrameIndex())
     return TakeError();
   while (true) {
@@ -1272,7 +1383,26 @@ llvm::Expected<Shape> Parser::ParseShapeText() {
 
 llvm::Expected<std::unique_ptr<HloModule>> ParseHloModule(llvm::StringRef text,
                                                           llvm::StringRef file_name) {
-  return Parser(text, file_name).ParseModule();
+  return ParseHloModuleOwned(text.str(), file_name);
+}
+
+llvm::Expected<std::unique_ptr<HloModule>> ParseHloModuleOwned(std::string text,
+                                                               llvm::StringRef file_name) {
+  // Names and texts are 32-bit views (HloText).
+  if (text.size() > UINT32_MAX)
+    return makeError(file_name + ": input of 4 GiB or more is not supported");
+  auto module = std::make_unique<HloModule>("");
+  module->set_source(std::move(text));
+  return Parser(std::move(module), file_name).ParseModule();
+}
+
+llvm::Expected<std::unique_ptr<HloModule>>
+ParseHloModuleOwned(std::unique_ptr<llvm::MemoryBuffer> buffer, llvm::StringRef file_name) {
+  if (buffer->getBufferSize() > UINT32_MAX)
+    return makeError(file_name + ": input of 4 GiB or more is not supported");
+  auto module = std::make_unique<HloModule>("");
+  module->set_source(std::move(buffer));
+  return Parser(std::move(module), file_name).ParseModule();
 }
 
 llvm::Expected<Shape> ParseShape(llvm::StringRef text) {

@@ -1,10 +1,15 @@
 #include "loom/hlo/pass/OpExpanderPass.h"
 
+#include "loom/hlo/ir/HloComputation.h"
 #include "loom/support/Error.h"
 
+#include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallVector.h"
 
+#include <cstdint>
 #include <vector>
 
 namespace loom::hlo {
@@ -27,6 +32,45 @@ void MoveControlDependencies(HloInstruction *from, HloInstruction *to) {
       to->AddControlDependencyTo(succ);
 }
 
+/// Puts `candidates` (instructions of `computation`) in the computation's
+/// post order.
+void SortIntoPostOrder(const HloComputation &computation,
+                       llvm::MutableArrayRef<HloInstruction *> candidates) {
+  llvm::SmallVector<HloInstruction *, 16> unsorted(candidates.begin(), candidates.end());
+  llvm::SmallPtrSet<const HloInstruction *, 16> wanted(unsorted.begin(), unsorted.end());
+  size_t n = 0;
+  for (HloInstruction *inst : computation.MakeInstructionPostOrder())
+    if (n < candidates.size() && wanted.contains(inst))
+      candidates[n++] = inst;
+  // The post order holds every instruction of the computation once.
+  assert(n == candidates.size() && "a candidate is missing from the post order");
+  (void)n;
+}
+
+/// What the driver needs to know of a module, from one walk over its
+/// instructions: each computation's candidates (in its post order) and
+/// callees (in attribute order), and the computations that fusion
+/// instructions call. A walk over a large module costs a cache miss or more
+/// per instruction, so the driver makes one instead of a computation post
+/// order, a post order per computation and a pattern check per instruction.
+struct ModuleScan {
+  struct Computation {
+    HloComputation *computation = nullptr;
+    uint32_t first_callee = 0, callee_count = 0;
+    uint32_t first_candidate = 0, candidate_count = 0;
+  };
+  std::vector<Computation> computations; // module order
+  std::vector<HloComputation *> callees;
+  std::vector<HloInstruction *> candidates;
+  llvm::DenseSet<const HloComputation *> fused;
+  llvm::DenseMap<const HloComputation *, uint32_t> index;
+
+  llvm::ArrayRef<HloInstruction *> CandidatesOf(const Computation &c) const {
+    return llvm::ArrayRef<HloInstruction *>(candidates).slice(c.first_candidate,
+                                                               c.candidate_count);
+  }
+};
+
 } // namespace
 
 llvm::Expected<bool> OpExpanderPass::Run(HloModule &module) {
@@ -37,55 +81,170 @@ llvm::Expected<bool> OpExpanderPass::Run(HloModule &module) {
 }
 
 llvm::Expected<bool> OpExpanderPass::RunOnComputations(HloModule &module) {
-  bool changed = false;
-  for (HloComputation *comp : module.MakeNonfusionComputations()) {
-    // Collect before mutating: expansions add instructions and remove dead
-    // chains, which must not disturb the walk.
-    std::vector<HloInstruction *> matches;
-    for (HloInstruction *inst : comp->MakeInstructionPostOrder())
-      if (InstructionMatchesPattern(inst))
-        matches.push_back(inst);
-    if (matches.empty())
-      continue;
-    // Matches not expanded yet. An instruction removed with an earlier
-    // match's dead chain leaves this set before it is destroyed, so no
-    // pointer to freed memory is ever followed.
-    llvm::DenseSet<HloInstruction *> pending(matches.begin(), matches.end());
-    for (HloInstruction *inst : matches) {
-      if (!pending.erase(inst))
-        continue;
-      // An earlier expansion may have rewired its operands.
-      if (!InstructionMatchesPattern(inst))
-        continue;
-      int64_t count_before = comp->instruction_count();
-      llvm::Expected<HloInstruction *> replacement = ExpandInstruction(inst);
-      if (!replacement)
-        return replacement.takeError();
-      HloInstruction *with = *replacement;
-      if (!with)
-        return makeError("pass '" + name() + "' expanded '" + inst->name() +
-                         "' into nothing");
-      // Keeping the instruction is no change, unless the expansion added
-      // instructions anyway: "changed" must stay truthful.
-      if (with == inst) {
-        changed |= comp->instruction_count() != count_before;
-        continue;
+  ModuleScan scan;
+  scan.computations.reserve(module.computation_count());
+  scan.index.reserve(static_cast<unsigned>(module.computation_count()));
+  for (HloComputation *comp : module.computations())
+    scan.index.try_emplace(comp, static_cast<uint32_t>(scan.index.size()));
+  bool callee_outside = false;
+  for (HloComputation *comp : module.computations()) {
+    ModuleScan::Computation c;
+    c.computation = comp;
+    c.first_callee = static_cast<uint32_t>(scan.callees.size());
+    c.first_candidate = static_cast<uint32_t>(scan.candidates.size());
+    for (HloInstruction *inst : comp->instructions()) {
+      if (IsCandidate(inst))
+        scan.candidates.push_back(inst);
+      // The callees, as HloModule::MakeNonfusionComputations reads them.
+      bool fusion = inst->opcode() == HloOpcode::kFusion;
+      for (const HloInstruction::Attribute &a : inst->attributes()) {
+        for (HloComputation *callee : a.computations) {
+          if (fusion && a.name == "calls")
+            scan.fused.insert(callee);
+          if (!callee)
+            continue;
+          scan.callees.push_back(callee);
+          callee_outside |= !scan.index.count(callee);
+        }
       }
-      if (with->parent() != comp)
-        return makeError("pass '" + name() + "' replaced '" + inst->name() + "' with '" +
-                         with->name() + "', which is not in computation '" + comp->name() +
-                         "'");
-      // Rewiring the uses would make the replacement its own operand.
-      if (llvm::is_contained(with->operands(), inst))
-        return makeError("pass '" + name() + "' replaced '" + inst->name() + "' with '" +
-                         with->name() + "', which uses it");
-      MoveControlDependencies(inst, with);
-      if (llvm::Error err = inst->ReplaceAllUsesWith(with))
-        return makeError("pass '" + name() + "': " + llvm::toString(std::move(err)));
-      comp->RemoveInstructionAndUnusedOperands(
-          inst, [&](HloInstruction *removed) { pending.erase(removed); });
-      changed = true;
     }
+    c.callee_count = static_cast<uint32_t>(scan.callees.size()) - c.first_callee;
+    c.candidate_count = static_cast<uint32_t>(scan.candidates.size()) - c.first_candidate;
+    // While the computation is still in the cache.
+    if (c.candidate_count > 1)
+      SortIntoPostOrder(*comp, llvm::MutableArrayRef<HloInstruction *>(scan.candidates)
+                                   .slice(c.first_candidate, c.candidate_count));
+    scan.computations.push_back(c);
+  }
+  // Computations with work (`fused` is complete only now).
+  const size_t with_candidates =
+      llvm::count_if(scan.computations, [&](const ModuleScan::Computation &c) {
+        return c.candidate_count > 0 && !scan.fused.contains(c.computation);
+      });
+  if (with_candidates == 0)
+    return false;
+
+  // A callee outside the module (only in a broken module): the module's own
+  // computation order says where it goes.
+  if (callee_outside) {
+    bool changed = false;
+    for (HloComputation *comp : module.MakeNonfusionComputations()) {
+      llvm::SmallVector<HloInstruction *, 8> candidates;
+      for (HloInstruction *inst : comp->MakeInstructionPostOrder())
+        if (IsCandidate(inst))
+          candidates.push_back(inst);
+      llvm::Expected<bool> comp_changed = ExpandMatches(comp, candidates);
+      if (!comp_changed)
+        return comp_changed.takeError();
+      changed |= *comp_changed;
+    }
+    return changed;
+  }
+
+  // Callees before callers (HloModule::MakeNonfusionComputations' order):
+  // a depth-first walk from each computation in module order, callees in
+  // attribute order. Only needed when more than one computation has work.
+  std::vector<uint32_t> order;
+  if (with_candidates == 1) {
+    for (uint32_t i = 0; i < scan.computations.size(); ++i)
+      if (scan.computations[i].candidate_count > 0 &&
+          !scan.fused.contains(scan.computations[i].computation))
+        order.push_back(i);
+  } else {
+    order.reserve(scan.computations.size());
+    std::vector<uint8_t> visited(scan.computations.size(), 0);
+    struct Frame {
+      uint32_t computation;
+      uint32_t next;
+    };
+    // Explicit stack: call chains may be far deeper than the call stack.
+    std::vector<Frame> stack;
+    for (uint32_t start = 0; start < scan.computations.size(); ++start) {
+      if (visited[start])
+        continue;
+      visited[start] = 1;
+      stack.push_back({start, 0});
+      while (!stack.empty()) {
+        Frame &f = stack.back();
+        const ModuleScan::Computation &c = scan.computations[f.computation];
+        if (f.next == c.callee_count) {
+          if (c.candidate_count > 0)
+            order.push_back(f.computation);
+          stack.pop_back();
+          continue;
+        }
+        uint32_t callee = scan.index.find(scan.callees[c.first_callee + f.next++])->second;
+        if (!visited[callee]) {
+          visited[callee] = 1;
+          stack.push_back({callee, 0});
+        }
+      }
+    }
+  }
+
+  bool changed = false;
+  for (uint32_t i : order) {
+    const ModuleScan::Computation &c = scan.computations[i];
+    if (scan.fused.contains(c.computation))
+      continue;
+    llvm::Expected<bool> comp_changed = ExpandMatches(c.computation, scan.CandidatesOf(c));
+    if (!comp_changed)
+      return comp_changed.takeError();
+    changed |= *comp_changed;
+  }
+  return changed;
+}
+
+llvm::Expected<bool>
+OpExpanderPass::ExpandMatches(HloComputation *comp,
+                              llvm::ArrayRef<HloInstruction *> candidates) {
+  // Collect before mutating: expansions add instructions and remove dead
+  // chains, which must not disturb the walk.
+  llvm::SmallVector<HloInstruction *, 8> matches;
+  for (HloInstruction *inst : candidates)
+    if (InstructionMatchesPattern(inst))
+      matches.push_back(inst);
+  if (matches.empty())
+    return false;
+  bool changed = false;
+  // Matches not expanded yet. An instruction removed with an earlier
+  // match's dead chain leaves this set before it is destroyed, so no
+  // pointer to freed memory is ever followed.
+  llvm::SmallPtrSet<HloInstruction *, 8> pending(matches.begin(), matches.end());
+  for (HloInstruction *inst : matches) {
+    if (!pending.erase(inst))
+      continue;
+    // An earlier expansion may have rewired its operands.
+    if (!InstructionMatchesPattern(inst))
+      continue;
+    int64_t count_before = comp->instruction_count();
+    llvm::Expected<HloInstruction *> replacement = ExpandInstruction(inst);
+    if (!replacement)
+      return replacement.takeError();
+    HloInstruction *with = *replacement;
+    if (!with)
+      return makeError("pass '" + name() + "' expanded '" + inst->name() + "' into nothing");
+    // Keeping the instruction is no change, unless the expansion added
+    // instructions anyway: "changed" must stay truthful.
+    if (with == inst) {
+      changed |= comp->instruction_count() != count_before;
+      continue;
+    }
+    if (with->parent() != comp)
+      return makeError("pass '" + name() + "' replaced '" + inst->name() + "' with '" +
+                       with->name() + "', which is not in computation '" + comp->name() +
+                       "'");
+    // Rewiring the uses would make the replacement its own operand.
+    if (llvm::is_contained(with->operands(), inst))
+      return makeError("pass '" + name() + "' replaced '" + inst->name() + "' with '" +
+                       with->name() + "', which uses it");
+    if (!inst->control_predecessors().empty() || !inst->control_successors().empty())
+      MoveControlDependencies(inst, with);
+    if (llvm::Error err = inst->ReplaceAllUsesWith(with))
+      return makeError("pass '" + name() + "': " + llvm::toString(std::move(err)));
+    comp->RemoveInstructionAndUnusedOperands(
+        inst, [&](HloInstruction *removed) { pending.erase(removed); });
+    changed = true;
   }
   return changed;
 }

@@ -65,6 +65,8 @@ struct Plan {
   DotDimensionNumbers dnums;
   int64_t ag_dimension = 0;
   std::vector<std::vector<int64_t>> groups; // expanded
+  std::optional<int64_t> channel_id;        // the all-gather's
+  bool use_global_device_ids = false;       // the all-gather's
   int64_t tp_degree = 0;
   int64_t num_groups = 0;
   bool use_sb_to_sb = false;
@@ -109,7 +111,7 @@ Analysis Missed(const llvm::Twine &reason) {
   return a;
 }
 
-std::string Ref(const HloInstruction *inst) { return "%" + inst->name(); }
+std::string Ref(const HloInstruction *inst) { return ("%" + inst->name()).str(); }
 
 const char *SideName(int64_t side) { return side == 0 ? "lhs" : "rhs"; }
 
@@ -121,11 +123,11 @@ enum class GroupMode {
   kFlattenedId,              // channel_id + use_global_device_ids: global device ids
 };
 
-GroupMode GetGroupMode(const HloInstruction &ag) {
-  if (!GetChannelId(ag))
+GroupMode GetGroupMode(const std::optional<int64_t> &channel_id, bool use_global_device_ids) {
+  if (!channel_id)
     return GroupMode::kCrossReplica;
-  return GetUseGlobalDeviceIds(ag) ? GroupMode::kFlattenedId
-                                   : GroupMode::kCrossReplicaAndPartition;
+  return use_global_device_ids ? GroupMode::kFlattenedId
+                               : GroupMode::kCrossReplicaAndPartition;
 }
 
 const HloModule *ModuleOf(const HloInstruction &inst) {
@@ -151,17 +153,17 @@ constexpr int64_t kMaxImplicitGroupSize = int64_t(1) << 20;
 /// verifier accepts any shard count then), so the group is as large as the
 /// number of shards the all-gather stacks. nullopt when the group would have
 /// more than kMaxImplicitGroupSize ids.
-std::optional<std::vector<int64_t>> ImplicitGroup(const HloInstruction &ag,
-                                                  int64_t shard_count) {
+std::optional<std::vector<int64_t>> ImplicitGroup(const HloInstruction &ag, GroupMode mode,
+                                                  int64_t partitions, int64_t shard_count) {
   int64_t n = ReplicaCount(ag);
-  if (n == 1 && NumPartitions(ag) == 1)
+  if (n == 1 && partitions == 1)
     n = shard_count;
-  else if (GetGroupMode(ag) == GroupMode::kFlattenedId &&
-           __builtin_mul_overflow(n, NumPartitions(ag), &n))
+  else if (mode == GroupMode::kFlattenedId && __builtin_mul_overflow(n, partitions, &n))
     return std::nullopt;
   if (n < 1 || n > kMaxImplicitGroupSize)
     return std::nullopt;
   std::vector<int64_t> all;
+  all.reserve(n);
   for (int64_t i = 0; i < n; ++i)
     all.push_back(i);
   return all;
@@ -501,8 +503,13 @@ Reason ResolveReplicaGroups(const CollectiveMatmulOptions &options, Plan &plan) 
   if (!groups)
     return "cannot read the replica groups: " + TakeMessage(groups.takeError());
   plan.groups = std::move(groups->groups);
+  plan.channel_id = GetChannelId(ag);
+  plan.use_global_device_ids = GetUseGlobalDeviceIds(ag);
+  const GroupMode mode = GetGroupMode(plan.channel_id, plan.use_global_device_ids);
+  const int64_t partitions = NumPartitions(ag);
   if (plan.groups.empty()) {
-    std::optional<std::vector<int64_t>> all = ImplicitGroup(ag, ShardCount(plan));
+    std::optional<std::vector<int64_t>> all =
+        ImplicitGroup(ag, mode, partitions, ShardCount(plan));
     if (!all)
       return std::string("the module's device count is too large to expand the implicit "
                          "replica group");
@@ -510,9 +517,7 @@ Reason ResolveReplicaGroups(const CollectiveMatmulOptions &options, Plan &plan) 
   }
   if (plan.groups.front().empty())
     return std::string("the first replica group is empty");
-  if (int64_t partitions = NumPartitions(ag);
-      !options.compat && partitions > 1 &&
-      GetGroupMode(ag) == GroupMode::kCrossReplicaAndPartition)
+  if (!options.compat && partitions > 1 && mode == GroupMode::kCrossReplicaAndPartition)
     return "all-gather with channel_id and without use_global_device_ids gathers every one "
            "of the " + std::to_string(partitions) +
            " partitions of each replica group: tp_degree/num_groups cannot express it";
@@ -525,8 +530,8 @@ Reason ResolveReplicaGroups(const CollectiveMatmulOptions &options, Plan &plan) 
   // otherwise (a module read without verification) is declined, not folded
   // into a custom-call that fails the verifier.
   int64_t group = plan.tp_degree;
-  if (GetGroupMode(ag) == GroupMode::kCrossReplicaAndPartition &&
-      __builtin_mul_overflow(group, NumPartitions(ag), &group))
+  if (mode == GroupMode::kCrossReplicaAndPartition &&
+      __builtin_mul_overflow(group, partitions, &group))
     return std::string("the all-gather's group size overflows");
   const Shape &local = plan.local_weight->shape();
   const int64_t d = plan.ag_dimension;
@@ -541,6 +546,16 @@ Reason ResolveReplicaGroups(const CollectiveMatmulOptions &options, Plan &plan) 
     return "non-contiguous replica groups " + FormatReplicaGroups(plan.groups) +
            ": tp_degree/num_groups cannot express them";
   return std::nullopt;
+}
+
+/// Step 1 without its details: a two-operand dot with an all-gather within
+/// GetRootAllGather's depth of either operand. Each matcher's shape puts its
+/// all-gather there (one or two operand-0 hops from the dot's operand), so
+/// no other instruction can match or be declined.
+bool ReachesAllGather(const HloInstruction *dot) {
+  if (dot->opcode() != HloOpcode::kDot || dot->operand_count() != 2)
+    return false;
+  return GetRootAllGather(dot->operands()[0], 4) || GetRootAllGather(dot->operands()[1], 4);
 }
 
 /// The checks of docs/collective-matmul.md, in neuronx-cc 2.24's order; the first
@@ -603,27 +618,39 @@ Analysis Analyze(HloInstruction *dot, const CollectiveMatmulOptions &options,
 }
 
 /// The frontend_attributes of the custom-call: the dot's own first, then the
-/// loom_* keys of docs/collective-matmul-contract.md.
-std::vector<std::pair<std::string, std::string>> FrontendAttributes(const Plan &plan) {
-  std::vector<std::pair<std::string, std::string>> attrs;
-  for (const auto &kv : plan.dot_frontend_attributes)
-    if (!collective_matmul::IsLoomKey(kv.first))
-      attrs.push_back(kv);
-  const HloInstruction &ag = *plan.ag;
+/// loom_* keys of docs/collective-matmul-contract.md. Consumes the plan's
+/// dimension numbers, groups and the dot's attributes.
+std::vector<std::pair<std::string, std::string>> FrontendAttributes(Plan &plan) {
   collective_matmul::LoomAttributes loom;
   loom.weight_side = plan.weight_side == 0 ? collective_matmul::WeightSide::kLhs
                                            : collective_matmul::WeightSide::kRhs;
-  loom.dnums = plan.dnums;
+  loom.dnums = std::move(plan.dnums);
   loom.all_gather_dimension = plan.ag_dimension;
-  loom.replica_groups = plan.groups;
-  loom.channel_id = GetChannelId(ag);
-  loom.use_global_device_ids = GetUseGlobalDeviceIds(ag);
+  loom.replica_groups = std::move(plan.groups);
+  loom.channel_id = plan.channel_id;
+  loom.use_global_device_ids = plan.use_global_device_ids;
   loom.local_weight_shape = plan.local_weight->shape();
-  loom.gathered_weight_shape = plan.gathered_shape;
+  loom.gathered_weight_shape = std::move(plan.gathered_shape);
   loom.weight_operand_shape = plan.WeightOperandShape();
-  for (auto &kv : collective_matmul::EncodeLoomAttributes(loom))
+  std::vector<std::pair<std::string, std::string>> encoded =
+      collective_matmul::EncodeLoomAttributes(loom);
+  if (plan.dot_frontend_attributes.empty())
+    return encoded;
+  std::vector<std::pair<std::string, std::string>> attrs;
+  attrs.reserve(plan.dot_frontend_attributes.size() + encoded.size());
+  for (auto &kv : plan.dot_frontend_attributes)
+    if (!collective_matmul::IsLoomKey(kv.first))
+      attrs.push_back(std::move(kv));
+  for (auto &kv : encoded)
     attrs.push_back(std::move(kv));
   return attrs;
+}
+
+/// `text` as the custom-call keeps it: a view stays a view (of the module's
+/// source, which outlives every instruction of the module), owned text is
+/// copied.
+HloText ShareText(const HloText &text) {
+  return text.owned() ? HloText(text) : HloText::View(text);
 }
 
 /// The plan of a match still describes the dot: its operands, the chain to
@@ -649,16 +676,23 @@ bool PlanIsIntact(const HloInstruction *dot, const Plan &plan) {
 } // namespace
 
 struct NeuronLoopedEinsumReplacer::State {
-  /// Plans of the matches of the computation being rewritten.
+  /// Plans of the matches of the computation being rewritten: `plans` holds
+  /// every analysis made in it (reused from one computation to the next),
+  /// `plan_index` the one that stands for each match.
   const HloComputation *computation = nullptr;
-  llvm::DenseMap<const HloInstruction *, Analysis> plans;
+  std::vector<Analysis> plans;
+  llvm::SmallDenseMap<const HloInstruction *, uint32_t, 8> plan_index;
   std::unique_ptr<WeightProvenance> provenance;
   /// An expansion happened since the provenance answers were computed.
   bool provenance_stale = false;
 
+  void ClearPlans() {
+    plans.clear();
+    plan_index.clear();
+  }
   void Clear() {
     computation = nullptr;
-    plans.clear();
+    ClearPlans();
     provenance.reset();
     provenance_stale = false;
   }
@@ -678,17 +712,21 @@ llvm::Expected<bool> NeuronLoopedEinsumReplacer::Run(HloModule &module) {
   return changed;
 }
 
+bool NeuronLoopedEinsumReplacer::IsCandidate(const HloInstruction *inst) const {
+  return ReachesAllGather(inst);
+}
+
 bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction *inst) {
   State &state = *state_;
   if (inst->parent() != state.computation) {
     state.computation = inst->parent();
-    state.plans.clear();
+    state.ClearPlans();
   }
   // The driver asks again right before expanding: an intact plan stands.
-  if (auto it = state.plans.find(inst); it != state.plans.end()) {
-    if (PlanIsIntact(inst, it->second.plan))
+  if (auto it = state.plan_index.find(inst); it != state.plan_index.end()) {
+    if (PlanIsIntact(inst, state.plans[it->second].plan))
       return true;
-    state.plans.erase(it);
+    state.plan_index.erase(it);
     state.provenance_stale = true;
   }
   WeightProvenance *provenance = state.provenance.get();
@@ -701,20 +739,20 @@ bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction *inst)
     Remark(*inst, "missed: " + analysis.reason);
   if (analysis.kind != Analysis::kFuse)
     return false;
-  state.plans[inst] = std::move(analysis);
+  state.plan_index[inst] = static_cast<uint32_t>(state.plans.size());
+  state.plans.push_back(std::move(analysis));
   return true;
 }
 
 llvm::Expected<HloInstruction *>
 NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
-  auto it = state_->plans.find(dot);
-  if (it == state_->plans.end())
+  auto it = state_->plan_index.find(dot);
+  if (it == state_->plan_index.end())
     return makeError("neuron_looped_einsum_replacer: '" + dot->name() +
                      "' was expanded without a match");
-  Analysis analysis = std::move(it->second);
-  state_->plans.erase(it);
+  Plan plan = std::move(state_->plans[it->second].plan);
+  state_->plan_index.erase(it);
   state_->provenance_stale = true;
-  const Plan &plan = analysis.plan;
   HloComputation *computation = dot->parent();
 
   // Operand 0: the local shard as [E / K, K], K its innermost dimension.
@@ -736,20 +774,23 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
         HloOpcode::kReshape, plan.merged_activation_shape, {plan.activation}));
   auto call = HloInstruction::Create(HloOpcode::kCustomCall, dot->shape(),
                                      {weight, activation}, "collective-matmul");
-  call->SetAttribute("custom_call_target", QuoteString(collective_matmul::kTarget));
-  if (const std::string *sharding = dot->FindAttribute("sharding"))
-    call->SetAttribute("sharding", *sharding);
+  static const std::string quoted_target = QuoteString(collective_matmul::kTarget);
+  call->SetAttribute("custom_call_target", HloText::View(quoted_target));
+  if (const auto *sharding = dot->FindAttribute("sharding"))
+    call->SetAttribute("sharding", ShareText(*sharding));
+  // Before FrontendAttributes consumes the plan's dimension numbers.
+  const std::string backend_config = QuoteString(plan.BackendConfig());
+  const int64_t rhs_contracting_dim = plan.dnums.rhs_contracting_dimensions[0];
   SetFrontendAttributes(*call, FrontendAttributes(plan));
-  if (const std::string *metadata = dot->FindAttribute("metadata"))
-    call->SetAttribute("metadata", *metadata);
-  call->SetAttribute("backend_config", QuoteString(plan.BackendConfig()));
+  if (const auto *metadata = dot->FindAttribute("metadata"))
+    call->SetAttribute("metadata", ShareText(*metadata));
+  call->SetAttribute("backend_config", backend_config);
   HloInstruction *result = computation->AddInstruction(std::move(call));
 
   if (WantsRemark(*dot))
     Remark(*dot, "fused (" + llvm::Twine(plan.matcher) + ", tp_degree=" +
                      llvm::Twine(plan.tp_degree) + ", num_groups=" + llvm::Twine(plan.num_groups) +
-                     ", rhs_contracting_dim=" +
-                     llvm::Twine(plan.dnums.rhs_contracting_dimensions[0]) +
+                     ", rhs_contracting_dim=" + llvm::Twine(rhs_contracting_dim) +
                      ", use_sb_to_sb=" + (plan.use_sb_to_sb ? "1" : "0") +
                      (plan.merged ? ", merged " + plan.merged_from : std::string()) +
                      ", weight=" + SideName(plan.weight_side) +

@@ -61,6 +61,16 @@ llvm::Expected<HloInstruction *> Replacement(HloInstruction *gte, bool compat) {
 
 } // namespace
 
+llvm::Expected<bool> NeuronLoopedEinsumTokenReplacer::Run(HloModule &module) {
+  if (!options_.nxd && !remark_stream())
+    return false;
+  return OpExpanderPass::Run(module);
+}
+
+bool NeuronLoopedEinsumTokenReplacer::IsCandidate(const HloInstruction *inst) const {
+  return IsTokenOfAllGather(inst);
+}
+
 bool NeuronLoopedEinsumTokenReplacer::InstructionMatchesPattern(HloInstruction *inst) {
   if (!IsTokenOfAllGather(inst))
     return false;

@@ -7,7 +7,9 @@
 namespace loom::hlo {
 namespace {
 
-std::string Ref(const HloInstruction *inst) { return inst ? "%" + inst->name() : "(none)"; }
+std::string Ref(const HloInstruction *inst) {
+  return inst ? ("%" + inst->name()).str() : std::string("(none)");
+}
 
 WeightProof Blocked(const HloInstruction *blocker, WeightProof::Why why, int64_t detail = 0) {
   WeightProof proof;

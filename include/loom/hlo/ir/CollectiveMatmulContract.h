@@ -54,6 +54,9 @@ enum class WeightSide { kLhs, kRhs };
 struct LoomAttributes {
   WeightSide weight_side = WeightSide::kLhs;
   DotDimensionNumbers dnums;
+  /// With loom_*: the rhs contracting dimensions as recorded (Verify checks
+  /// them against backend_config).
+  std::vector<int64_t> recorded_rhs_contracting_dimensions;
   int64_t all_gather_dimension = 0;
   /// Explicit groups, iota forms expanded.
   std::vector<std::vector<int64_t>> replica_groups;
@@ -87,6 +90,9 @@ struct Meaning {
   /// The dot's dimension numbers; rhs_contracting_dimensions is
   /// {config.rhs_contracting_dim}.
   DotDimensionNumbers dnums;
+  /// With loom_*: the rhs contracting dimensions as recorded (Verify checks
+  /// them against backend_config).
+  std::vector<int64_t> recorded_rhs_contracting_dimensions;
   int64_t all_gather_dimension = 0;
   /// num_groups groups of tp_degree ids.
   std::vector<std::vector<int64_t>> groups;

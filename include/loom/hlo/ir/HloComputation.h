@@ -10,7 +10,6 @@
 
 #include <cstddef>
 #include <iterator>
-#include <list>
 #include <memory>
 #include <string>
 #include <vector>
@@ -31,11 +30,12 @@ public:
   using reference = HloInstruction *;
 
   HloInstructionIterator() = default;
-  HloInstructionIterator(const std::vector<HloInstruction *> *order, size_t index)
+  HloInstructionIterator(const std::vector<std::unique_ptr<HloInstruction>> *order,
+                         size_t index)
       : order_(order), index_(index) {
     Skip();
   }
-  HloInstruction *operator*() const { return (*order_)[index_]; }
+  HloInstruction *operator*() const { return (*order_)[index_].get(); }
   HloInstructionIterator &operator++() {
     ++index_;
     Skip();
@@ -58,14 +58,12 @@ private:
     while (order_ && index_ < order_->size() && !(*order_)[index_])
       ++index_;
   }
-  const std::vector<HloInstruction *> *order_ = nullptr;
+  const std::vector<std::unique_ptr<HloInstruction>> *order_ = nullptr;
   size_t index_ = 0;
 };
 
 class HloComputation {
 public:
-  using InstructionList = std::list<std::unique_ptr<HloInstruction>>;
-
   explicit HloComputation(std::string name) : name_(std::move(name)) {}
   ~HloComputation();
 
@@ -101,7 +99,7 @@ public:
     return {HloInstructionIterator(&order_, 0),
             HloInstructionIterator(&order_, static_cast<size_t>(-1))};
   }
-  int64_t instruction_count() const { return static_cast<int64_t>(instructions_.size()); }
+  int64_t instruction_count() const { return live_count_; }
   /// Operands (and control predecessors) before users; otherwise text order
   /// is kept. Instructions unreachable from the root are included.
   std::vector<HloInstruction *> MakeInstructionPostOrder() const;
@@ -122,12 +120,23 @@ public:
 
 private:
   friend class HloModule;
+  friend class HloInstruction;
   void RegisterParameter(HloInstruction *param);
+  /// An edit that may put a user before one of its operands in text order.
+  void ForgetPostOrder() { text_order_is_post_order_ = kUnknown; }
 
   std::string name_;
-  InstructionList instructions_;
-  // Text order for walks: instructions_ in order, null where one was removed.
-  std::vector<HloInstruction *> order_;
+  // The instructions in text order, owned; null where one was removed (so a
+  // walk may remove instructions), compacted by RemoveDeadInstructions.
+  std::vector<std::unique_ptr<HloInstruction>> order_;
+  int64_t live_count_ = 0;
+  // Whether text order is a post order (every operand and control
+  // predecessor earlier): true of an empty computation, kept across the
+  // edits that cannot break it (so true of parsed ones without control
+  // edges), so the printer and the passes do not each walk every operand
+  // edge to find out.
+  enum : int8_t { kUnknown = -1, kNo = 0, kYes = 1 };
+  mutable int8_t text_order_is_post_order_ = kYes;
   HloInstruction *root_ = nullptr;
   std::vector<HloInstruction *> params_;
   std::string trailer_;

@@ -3,6 +3,8 @@
 // Mirrors xla::HloInstruction. An instruction keeps every attribute it was
 // parsed with, in order, as text; typed accessors (HloAttributes.h)
 // decode the ones passes and the interpreter read, and setters re-encode them.
+// Names and texts are HloText: views into the parsed module's source, owned
+// copies once a pass sets them (HloText.h).
 // That is what lets a module print back exactly as XLA wrote it even when it
 // carries attributes loom has never heard of.
 //
@@ -15,14 +17,15 @@
 #define LOOM_HLO_IR_HLOINSTRUCTION_H
 
 #include "loom/hlo/ir/HloOpcode.h"
+#include "loom/hlo/ir/HloText.h"
 #include "loom/hlo/ir/Shape.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
-#include <list>
 #include <memory>
 #include <optional>
 #include <string>
@@ -43,17 +46,23 @@ public:
     kControlPredecessors,  // `control-predecessors={%a, %b}`
   };
   struct Attribute {
-    std::string name;
-    std::string value; // for kText only
+    HloText name;
+    HloText value; // for kText only
     AttributeKind kind = AttributeKind::kText;
-    std::vector<HloComputation *> computations; // for the computation kinds
+    llvm::SmallVector<HloComputation *, 1> computations; // for the computation kinds
   };
+  using AttributeList = llvm::SmallVector<Attribute, 1>;
 
   /// A detached instruction; HloComputation::AddInstruction adopts it. Users
   /// of the operands are updated when it is added to a computation.
   static std::unique_ptr<HloInstruction>
   Create(HloOpcode opcode, Shape shape, llvm::ArrayRef<HloInstruction *> operands,
          llvm::StringRef name = "");
+  /// The same with a shape that outlives the instruction and may be shared
+  /// by others (a module's shape pool, HloModule::AddSharedShape).
+  static std::unique_ptr<HloInstruction>
+  CreateWithSharedShape(HloOpcode opcode, const Shape *shape,
+                        llvm::ArrayRef<HloInstruction *> operands);
 
   ~HloInstruction();
   HloInstruction(const HloInstruction &) = delete;
@@ -67,11 +76,17 @@ public:
   /// The opcode as printed: "add", "negate-start", ...
   std::string OpcodeText() const;
 
-  const std::string &name() const { return name_; }
-  void SetName(std::string name) { name_ = std::move(name); }
+  llvm::StringRef name() const { return name_; }
+  /// An owned copy of `name`.
+  void SetName(llvm::StringRef name) { name_ = name; }
+  /// `name` is text that outlives the instruction (the module's source or
+  /// name table); no copy is made.
+  void SetNameView(llvm::StringRef name) { name_ = HloText::View(name); }
 
-  const Shape &shape() const { return shape_; }
-  Shape *mutable_shape() { return &shape_; }
+  const Shape &shape() const { return *shape_; }
+  /// The shape to change: a shared shape is copied first (copy on write),
+  /// so a reference from shape() taken before may then see the old value.
+  Shape *mutable_shape();
 
   // Operands and users. users() holds each user once, in the order they
   // started using this instruction.
@@ -95,8 +110,14 @@ public:
   void DetachOperands();
 
   // Control dependencies.
-  llvm::ArrayRef<HloInstruction *> control_predecessors() const { return control_preds_; }
-  llvm::ArrayRef<HloInstruction *> control_successors() const { return control_succs_; }
+  llvm::ArrayRef<HloInstruction *> control_predecessors() const {
+    return control_ ? llvm::ArrayRef<HloInstruction *>(control_->preds)
+                    : llvm::ArrayRef<HloInstruction *>();
+  }
+  llvm::ArrayRef<HloInstruction *> control_successors() const {
+    return control_ ? llvm::ArrayRef<HloInstruction *>(control_->succs)
+                    : llvm::ArrayRef<HloInstruction *>();
+  }
   /// Makes this instruction a control predecessor of `successor`.
   void AddControlDependencyTo(HloInstruction *successor);
   void RemoveControlDependencyTo(HloInstruction *successor);
@@ -109,17 +130,17 @@ public:
   int64_t parameter_number() const { return parameter_number_; }
   void set_parameter_number(int64_t n) { parameter_number_ = n; }
   /// kConstant: the literal between the parentheses, verbatim.
-  const std::string &literal_text() const { return literal_text_; }
-  void set_literal_text(std::string text) { literal_text_ = std::move(text); }
+  llvm::StringRef literal_text() const { return literal_text_; }
+  void set_literal_text(HloText text) { literal_text_ = std::move(text); }
 
   // Attributes, in print order.
   llvm::ArrayRef<Attribute> attributes() const { return attributes_; }
-  std::vector<Attribute> &mutable_attributes() { return attributes_; }
+  llvm::SmallVectorImpl<Attribute> &mutable_attributes() { return attributes_; }
   /// The text of a kText attribute; nullptr when absent.
-  const std::string *FindAttribute(llvm::StringRef name) const;
+  const HloText *FindAttribute(llvm::StringRef name) const;
   bool HasAttribute(llvm::StringRef name) const;
   /// Sets a text attribute, in place when present, appended otherwise.
-  void SetAttribute(llvm::StringRef name, std::string value);
+  void SetAttribute(llvm::StringRef name, HloText value);
   /// Sets a computation reference (`name=%comp`), in place or appended.
   void SetCalledComputation(llvm::StringRef name, HloComputation *computation);
   bool RemoveAttribute(llvm::StringRef name);
@@ -138,31 +159,41 @@ public:
 private:
   friend class HloComputation;
   HloInstruction(HloOpcode opcode, Shape shape);
+  HloInstruction(HloOpcode opcode, const Shape *shared_shape);
   void AddUser(HloInstruction *user);
   void RemoveUser(HloInstruction *user);
   void ClearUsers();
 
+  // Control edges are rare: kept out of line so that most instructions pay
+  // one pointer for them.
+  struct ControlEdges {
+    std::vector<HloInstruction *> preds;
+    std::vector<HloInstruction *> succs;
+  };
+  ControlEdges &MutableControl();
+
   // What the walks over a computation read (post order, verifier, passes)
-  // comes first, so that a walk touches the first two cache lines of each
-  // instruction rather than four.
+  // comes first, so that a walk touches the first cache lines of each
+  // instruction only. Small vectors keep the common one or two operands,
+  // users and attributes inside the instruction: one heap block for most.
   HloOpcode opcode_;
   std::optional<HloOpcode> async_wrapped_;
+  uint32_t order_index_ = 0; // slot in the parent's text-order vector
   HloComputation *parent_ = nullptr;
-  std::vector<HloInstruction *> operands_;
-  std::vector<HloInstruction *> control_preds_;
-  std::vector<HloInstruction *> users_;
-  std::vector<Attribute> attributes_;
+  llvm::SmallVector<HloInstruction *, 2> operands_;
+  std::unique_ptr<ControlEdges> control_;
+  llvm::SmallVector<HloInstruction *, 2> users_;
+  HloText name_;
+  AttributeList attributes_;
   int64_t parameter_number_ = -1;
-  std::string name_;
-  Shape shape_;
+  // Parsed instructions share one Shape per distinct shape text (most of a
+  // dump's instructions repeat a few shapes); others own theirs.
+  const Shape *shape_;
+  std::unique_ptr<Shape> owned_shape_;
   // Position of each user in users_, built once the list grows past a few
   // entries: a parameter used 100k times must not make parsing quadratic.
   std::unique_ptr<llvm::DenseMap<HloInstruction *, size_t>> user_index_;
-  std::vector<HloInstruction *> control_succs_;
-  std::string literal_text_;
-  std::list<std::unique_ptr<HloInstruction>>::iterator self_;
-  // Slot in the parent's text-order vector.
-  size_t order_index_ = 0;
+  HloText literal_text_;
 };
 
 } // namespace loom::hlo

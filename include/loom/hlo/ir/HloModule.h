@@ -3,10 +3,14 @@
 #define LOOM_HLO_IR_HLOMODULE_H
 
 #include "loom/hlo/ir/HloComputation.h"
+#include "loom/hlo/ir/HloNameTable.h"
 
 #include "llvm/ADT/StringMap.h"
+#include "llvm/Support/Allocator.h"
+#include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <deque>
 #include <memory>
 #include <string>
 #include <vector>
@@ -41,8 +45,11 @@ public:
   const std::string &stack_frame_index() const { return stack_frame_index_; }
   void set_stack_frame_index(std::string text) { stack_frame_index_ = std::move(text); }
 
-  /// Adds a computation at the end (or before the entry if `before_entry`).
-  HloComputation *AddComputation(std::unique_ptr<HloComputation> computation);
+  /// Adds a computation at the end. `names_reserved`: the caller has
+  /// reserved every instruction name already (the parser does, while each
+  /// name is in cache).
+  HloComputation *AddComputation(std::unique_ptr<HloComputation> computation,
+                                 bool names_reserved = false);
   HloComputation *AddEmbeddedComputation(std::unique_ptr<HloComputation> computation);
   /// Removes a computation nobody calls.
   llvm::Error RemoveComputation(HloComputation *computation);
@@ -65,10 +72,39 @@ public:
   int64_t instruction_count() const;
 
   /// A name not yet used by any instruction of the module: `prefix` itself
-  /// if free, else `prefix.N`.
-  std::string UniqueInstructionName(llvm::StringRef prefix);
-  /// Records a name as taken (the parser calls this for parsed names).
-  void ReserveInstructionName(llvm::StringRef name);
+  /// if free, else `prefix.N`. It is reserved, and the text lives as long
+  /// as the module.
+  llvm::StringRef UniqueInstructionName(llvm::StringRef prefix);
+  /// Records a name as taken; false if it already was. The empty name is
+  /// never recorded.
+  bool ReserveInstructionName(llvm::StringRef name);
+  /// Reserves the name of every instruction of the module, if not done yet;
+  /// returns false if two instructions share a name. Naming calls do this
+  /// on first use, so a module that is only read never builds the table.
+  bool IndexInstructionNames();
+
+  /// The text the module was parsed from: instruction names and attribute
+  /// texts are views into it (HloText.h). Empty for a module built in code.
+  llvm::StringRef source() const { return source_; }
+  /// Takes `text` as the source; only before anything views it.
+  void set_source(std::string text) {
+    source_text_ = std::move(text);
+    source_buffer_.reset();
+    source_ = source_text_;
+  }
+  /// The same with a buffer (a mapped file: no copy of the input).
+  void set_source(std::unique_ptr<llvm::MemoryBuffer> buffer) {
+    source_text_.clear();
+    source_buffer_ = std::move(buffer);
+    source_ = source_buffer_->getBuffer();
+  }
+
+  /// Keeps `shape` for instructions to share (CreateWithSharedShape); it
+  /// lives as long as the module. The parser keeps one per shape text.
+  const Shape *AddSharedShape(Shape shape) {
+    shared_shapes_.push_back(std::move(shape));
+    return &shared_shapes_.back();
+  }
 
   /// The module in XLA's dump syntax.
   std::string ToString() const;
@@ -77,12 +113,27 @@ public:
 
 private:
   friend class HloComputation;
+  bool InSource(llvm::StringRef text) const;
+  /// `name` as a key that lives as long as the module.
+  llvm::StringRef StableName(llvm::StringRef name);
+
+  // What instructions view (source text, shared shapes, handed-out names)
+  // is declared before the computations, so it outlives them.
+  std::string source_text_;
+  std::unique_ptr<llvm::MemoryBuffer> source_buffer_;
+  llvm::StringRef source_; // one of the two
+  std::deque<Shape> shared_shapes_; // stable addresses
+  llvm::BumpPtrAllocator name_storage_;
   std::string name_;
   std::vector<HeaderAttribute> header_;
   std::string stack_frame_index_;
   std::vector<std::unique_ptr<HloComputation>> computations_;
   HloComputation *entry_ = nullptr;
-  llvm::StringMap<int64_t> name_counters_;
+  // Every name taken, and per prefix given to UniqueInstructionName the
+  // last N tried for `prefix.N`, so names are handed out in linear time.
+  HloNameTable names_;
+  llvm::StringMap<int64_t> prefix_counters_;
+  bool names_indexed_ = false;
 };
 
 } // namespace loom::hlo

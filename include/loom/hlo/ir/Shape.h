@@ -10,6 +10,7 @@
 #define LOOM_HLO_IR_SHAPE_H
 
 #include "llvm/ADT/ArrayRef.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -80,7 +81,8 @@ inline bool IsIntegralType(PrimitiveType T) {
 
 /// The layout between the braces of `{1,0:T(8,128)S(1)}`.
 struct Layout {
-  std::vector<int64_t> minor_to_major;
+  /// Inline for up to four dimensions: no heap block for common shapes.
+  llvm::SmallVector<int64_t, 4> minor_to_major;
   /// Everything after ':' up to the closing brace, verbatim; empty if none.
   std::string attributes;
   bool operator==(const Layout &O) const {
@@ -153,8 +155,10 @@ public:
 
 private:
   PrimitiveType type_ = PrimitiveType::TUPLE;
-  std::vector<int64_t> dims_;
-  std::vector<bool> dynamic_;
+  // Inline for up to four dimensions, like the layout: a parsed shape
+  // allocates nothing unless it is a tuple or of higher rank.
+  llvm::SmallVector<int64_t, 4> dims_;
+  llvm::SmallVector<bool, 4> dynamic_;
   std::optional<Layout> layout_;
   std::vector<Shape> tuple_; // tuple elements, or a buffer's one array
 };

@@ -34,10 +34,18 @@ public:
   /// type is not implied: same dimensions; pred for is-finite; the component
   /// type for abs/real/imag of a complex operand.
   static llvm::Expected<Shape> InferUnaryOpShape(HloOpcode opcode, const Shape &operand);
+  /// The element type of InferUnaryOpShape for an array operand of element
+  /// type `type` (convert and bitcast-convert excluded): the rule without
+  /// building the shape.
+  static PrimitiveType UnaryOpElementType(HloOpcode opcode, PrimitiveType type);
   /// Elementwise binary ops: equal dimensions (no implicit broadcast), equal
   /// element types; pred for compare, c64/c128 for complex.
   static llvm::Expected<Shape> InferBinaryOpShape(HloOpcode opcode, const Shape &lhs,
                                                   const Shape &rhs);
+  /// The element type of InferBinaryOpShape for array operands of equal
+  /// dimensions and both of element type `type` (stochastic-convert
+  /// excluded).
+  static PrimitiveType BinaryOpElementType(HloOpcode opcode, PrimitiveType type);
   /// dot: batch, then lhs free, then rhs free dimensions; the element type is
   /// `result_type` (preferred_element_type), lhs's when absent.
   static llvm::Expected<Shape> InferDotShape(const Shape &lhs, const Shape &rhs,
@@ -64,6 +72,8 @@ public:
                                                 const GatherDimensionNumbers &dnums);
   static Shape InferTupleShape(llvm::ArrayRef<const Shape *> operands);
   static llvm::Expected<Shape> InferGetTupleElementShape(const Shape &tuple, int64_t index);
+  /// InferGetTupleElementShape without the copy: the element within `tuple`.
+  static llvm::Expected<const Shape *> GetTupleElementShape(const Shape &tuple, int64_t index);
   /// all-reduce and all-reduce-start: each operand's shape (a tuple for
   /// several).
   static llvm::Expected<Shape> InferAllReduceShape(llvm::ArrayRef<const Shape *> operands);

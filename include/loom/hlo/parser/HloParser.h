@@ -14,8 +14,10 @@
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
+#include "llvm/Support/MemoryBuffer.h"
 
 #include <memory>
+#include <string>
 
 namespace loom::hlo {
 
@@ -28,6 +30,14 @@ inline constexpr int kMaxNestingDepth = 256;
 /// are located too and name the instruction or computation.
 llvm::Expected<std::unique_ptr<HloModule>>
 ParseHloModule(llvm::StringRef text, llvm::StringRef file_name = "<input>");
+/// The same, taking the text: the module keeps it as its source, and
+/// names and attribute texts are views into it (no copy of the input).
+llvm::Expected<std::unique_ptr<HloModule>>
+ParseHloModuleOwned(std::string text, llvm::StringRef file_name = "<input>");
+/// The same with a buffer, e.g. a mapped file (loom::readInputBuffer).
+llvm::Expected<std::unique_ptr<HloModule>>
+ParseHloModuleOwned(std::unique_ptr<llvm::MemoryBuffer> buffer,
+                    llvm::StringRef file_name = "<input>");
 
 /// Parses one shape, e.g. `(f32[2,<=3]{1,0:T(8,128)}, token[])`.
 llvm::Expected<Shape> ParseShape(llvm::StringRef text);

@@ -14,6 +14,12 @@
 // Run() reports "changed" only when at least one instruction was replaced
 // (or an expansion that kept its instruction added some anyway).
 //
+// IsCandidate() is a cheap filter in front of InstructionMatchesPattern: the
+// driver finds the candidates of the whole module in one walk and offers
+// only those, in post order, to InstructionMatchesPattern; a computation
+// without candidates costs nothing more. The order in which computations and
+// matches are seen is the same as without the filter.
+//
 // As in XLA, ExpandInstruction returns an HloInstruction* already in the
 // computation: one it just added (computation->AddInstruction adopts a
 // unique_ptr and returns the raw pointer) or one that existed before (an
@@ -36,6 +42,10 @@ public:
   llvm::Expected<bool> Run(HloModule &module) override;
 
 protected:
+  /// False only for instructions InstructionMatchesPattern would neither
+  /// match nor remark on; it reads `instruction` and its operand chains, no
+  /// state. The default offers every instruction.
+  virtual bool IsCandidate(const HloInstruction *instruction) const { return true; }
   /// Whether `instruction` is one this pass rewrites.
   virtual bool InstructionMatchesPattern(HloInstruction *instruction) = 0;
   /// The instruction that takes over every use of `instruction` (see above).
@@ -43,6 +53,8 @@ protected:
 
 private:
   llvm::Expected<bool> RunOnComputations(HloModule &module);
+  llvm::Expected<bool> ExpandMatches(HloComputation *computation,
+                                     llvm::ArrayRef<HloInstruction *> candidates);
 };
 
 } // namespace loom::hlo

@@ -31,6 +31,9 @@ public:
   llvm::Expected<bool> Run(HloModule &module) override;
 
 protected:
+  /// A two-operand dot with an all-gather within GetRootAllGather's reach of
+  /// either operand: the only instructions with a match or a remark.
+  bool IsCandidate(const HloInstruction *inst) const override;
   bool InstructionMatchesPattern(HloInstruction *inst) override;
   llvm::Expected<HloInstruction *> ExpandInstruction(HloInstruction *inst) override;
 

@@ -26,8 +26,13 @@ public:
       : options_(options) {}
 
   llvm::StringRef name() const override { return "neuron_looped_einsum_token_replacer"; }
+  /// Without NEURON_COLLECTIVE_MATMUL_NXD every candidate is declined, so
+  /// only a remark stream makes walking the module worth it.
+  llvm::Expected<bool> Run(HloModule &module) override;
 
 protected:
+  /// A rank-0 get-tuple-element of an all-gather.
+  bool IsCandidate(const HloInstruction *inst) const override;
   bool InstructionMatchesPattern(HloInstruction *inst) override;
   llvm::Expected<HloInstruction *> ExpandInstruction(HloInstruction *inst) override;
 
