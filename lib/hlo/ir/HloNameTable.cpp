@@ -37,22 +37,24 @@ llvm::StringRef HloNameTable::Save(llvm::StringRef text) {
   return llvm::StringRef(copy, text.size());
 }
 
-bool HloNameTable::InOthers(llvm::StringRef name) const {
-  return !others_.empty() && others_.contains(HloName(name));
+// Only a base with names in the hash set pays for the lookup there.
+bool HloNameTable::InOthers(const Base &base, llvm::StringRef name) const {
+  return base.in_others != 0 && others_.contains(HloName(name));
 }
 
 bool HloNameTable::Contains(llvm::StringRef name) const {
   Split split = SplitName(name);
   auto it = base_index_.find(HloName(split.base));
+  // Every name of the hash set has its base entered.
   if (it == base_index_.end())
-    return !split.bare && InOthers(name);
+    return false;
   const Base &base = bases_[it->second];
   if (split.bare)
     return base.bare_taken;
   uint64_t n = static_cast<uint64_t>(split.suffix);
   if (n / 64 < base.bits.size() && (base.bits[n / 64] >> (n % 64) & 1))
     return true;
-  return InOthers(name);
+  return InOthers(base, name);
 }
 
 bool HloNameTable::Insert(llvm::StringRef name) {
@@ -61,8 +63,6 @@ bool HloNameTable::Insert(llvm::StringRef name) {
   HloName key(split.base);
   auto it = base_index_.find(key);
   if (it == base_index_.end()) {
-    if (!split.bare && InOthers(name))
-      return false;
     it = base_index_.try_emplace(HloName(Save(split.base), key.hash),
                                  static_cast<uint32_t>(bases_.size()))
              .first;
@@ -78,7 +78,7 @@ bool HloNameTable::Insert(llvm::StringRef name) {
   }
   uint64_t n = static_cast<uint64_t>(split.suffix);
   bool in_bits = n / 64 < base.bits.size();
-  if ((in_bits && (base.bits[n / 64] >> (n % 64) & 1)) || InOthers(name))
+  if ((in_bits && (base.bits[n / 64] >> (n % 64) & 1)) || InOthers(base, name))
     return false;
   ++size_;
   ++base.count;
@@ -86,6 +86,7 @@ bool HloNameTable::Insert(llvm::StringRef name) {
   // lone `x.99999999` goes to the hash set rather than taking 12 MB.
   if (!in_bits && n >= 64 * base.count + 512) {
     others_.insert(HloName(Save(name)));
+    ++base.in_others;
     return true;
   }
   if (!in_bits)

@@ -37,7 +37,8 @@ public:
 private:
   struct Base {
     bool bare_taken = false; // the base itself, without a suffix
-    uint64_t count = 0;      // names of this base in `bits`
+    uint64_t count = 0;      // names of this base with a suffix
+    uint64_t in_others = 0;  // of those, how many are in `others_`
     std::vector<uint64_t> bits;
   };
   /// `base.N` with N written without leading zeros and small enough: the
@@ -50,7 +51,7 @@ private:
   };
   static Split SplitName(llvm::StringRef name);
   llvm::StringRef Save(llvm::StringRef text);
-  bool InOthers(llvm::StringRef name) const;
+  bool InOthers(const Base &base, llvm::StringRef name) const;
 
   llvm::DenseMap<HloName, uint32_t, HloNameInfo> base_index_;
   std::vector<Base> bases_;
