@@ -22,13 +22,7 @@ namespace {
 
 using testutil::Parse;
 
-const HloInstruction *Find(const HloModule &module, llvm::StringRef name) {
-  for (HloComputation *comp : module.computations())
-    if (HloInstruction *inst = comp->GetInstructionWithName(name))
-      return inst;
-  ADD_FAILURE() << "no instruction " << name.str();
-  return nullptr;
-}
+using testutil::Find;
 
 // A scan loop over stacked weights: element 1 is passed through (a weight),
 // element 2 is updated, element 3 is passed through but starts as a
