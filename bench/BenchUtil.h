@@ -2,10 +2,12 @@
 #ifndef LOOM_BENCH_BENCHUTIL_H
 #define LOOM_BENCH_BENCHUTIL_H
 
+#include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <cstdlib>
+#include <cstring>
 #include <ctime>
 #include <utility>
 
@@ -17,6 +19,18 @@ inline double CpuSeconds() {
   timespec ts;
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+/// Lines of `text` counted with memchr: the cost of reading the text once,
+/// the baseline the HLO benchmarks measure themselves against.
+inline size_t CountLines(llvm::StringRef text) {
+  size_t lines = 0;
+  const char *p = text.data(), *end = p + text.size();
+  while (const void *nl = std::memchr(p, '\n', end - p)) {
+    ++lines;
+    p = static_cast<const char *>(nl) + 1;
+  }
+  return lines;
 }
 
 /// The value, or the error on stderr and exit 1: a benchmark's input is its

@@ -1,21 +1,23 @@
 //===- HloOptBench.cpp - hlo-opt end to end against `wc -l` --------------===//
 //
-// HloOptBench [--sizes=10000,100000,1000000] [--seed=S] [--runs=R]
+// HloOptBench [--sizes=10000,100000,1000000] [--seed=S] [--runs=R] [--threads=N]
 //
 // For each size, writes the dump-style module of HloModuleGenerator.h to a
 // file in $TMPDIR and measures in the same run, as child processes (wall
 // clock, best of R runs, peak RSS from wait4):
 //
-//   hlo-opt --passes=neuron_looped_einsum_replacer,neuron_looped_einsum_token_replacer F -o OUT
+//   hlo-opt --threads=N --passes=neuron_looped_einsum_replacer,neuron_looped_einsum_token_replacer F -o OUT
 //   wc -l F                                                  (the baseline)
 //
-// then, in this process, the phases of that run: read, parse, verify, both
-// passes, verify again, print, write, and freeing the module (CPU time, best
-// of R). It prints one table: hlo-opt's time (wall and CPU) next to wc -l's
-// and their ratios, microseconds per instruction, the parse phase over
-// wc -l's CPU time, and hlo-opt's peak RSS over the input size. wc -l runs
-// once before the first measurement so that both programs find the file in
-// the page cache; the two programs then alternate.
+// then, in this process, the phases of that run as hlo-opt does them, on
+// the same N threads (0, the default, is the machine's cores): read, parse,
+// verify, both passes, verify again, print streamed into the output file,
+// and freeing the module (wall and CPU time, each the best of R). It prints
+// one table: hlo-opt's time (wall and CPU) next to wc -l's and their
+// ratios, microseconds per instruction, the parse phase over wc -l's time,
+// and hlo-opt's peak RSS over the input size. wc -l runs once before the
+// first measurement so that both programs find the file in the page cache;
+// the two programs then alternate.
 //
 //===----------------------------------------------------------------------===//
 #include "BenchUtil.h"
@@ -27,6 +29,7 @@
 #include "loom/hlo/pass/PassRegistry.h"
 #include "loom/hlo/passes/Passes.h"
 #include "loom/support/OutputFile.h"
+#include "loom/support/Parallel.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -94,46 +97,72 @@ bool RunChild(const std::vector<std::string> &argv, ChildRun &best) {
 }
 
 
-struct Phases {
-  double read = 1e30, parse = 1e30, verify = 1e30, passes = 1e30, verify_again = 1e30,
-         print = 1e30, write = 1e30, teardown = 1e30;
+/// Wall and CPU seconds of one phase, each the best over the runs.
+struct Phase {
+  double wall = 1e30, cpu = 1e30;
 };
 
-void MeasurePhases(const std::string &file, const std::string &out, Phases &best) {
-  double t = CpuSeconds();
-  auto Seconds = [](double since) { return CpuSeconds() - since; };
-  std::string text = Check(loom::readInput(file));
-  best.read = std::min(best.read, Seconds(t));
-  t = CpuSeconds();
-  std::unique_ptr<loom::hlo::HloModule> module =
-      Check(loom::hlo::ParseHloModuleOwned(std::move(text), file));
-  best.parse = std::min(best.parse, Seconds(t));
-  t = CpuSeconds();
-  Check(loom::hlo::VerifyHloModule(*module));
-  best.verify = std::min(best.verify, Seconds(t));
+struct Phases {
+  Phase read, parse, verify, passes, verify_again, print_write, teardown;
+};
+
+class PhaseTimer {
+public:
+  explicit PhaseTimer(Phase &phase) : phase_(phase) {}
+  ~PhaseTimer() {
+    phase_.wall = std::min(phase_.wall, Seconds(wall_));
+    phase_.cpu = std::min(phase_.cpu, CpuSeconds() - cpu_);
+  }
+
+private:
+  Phase &phase_;
+  Clock::time_point wall_ = Clock::now();
+  double cpu_ = CpuSeconds();
+};
+
+void MeasurePhases(const std::string &file, const std::string &out, unsigned threads,
+                   Phases &best) {
+  std::unique_ptr<llvm::MemoryBuffer> text;
+  {
+    PhaseTimer timer(best.read);
+    text = Check(loom::readInputBuffer(file));
+  }
+  std::unique_ptr<loom::hlo::HloModule> module;
+  {
+    PhaseTimer timer(best.parse);
+    loom::hlo::HloParseOptions options;
+    options.threads = threads;
+    module = Check(loom::hlo::ParseHloModuleOwned(std::move(text), file, options));
+  }
+  {
+    PhaseTimer timer(best.verify);
+    Check(loom::hlo::VerifyHloModule(*module, threads));
+  }
   loom::hlo::HloPassPipeline pipeline("bench");
   pipeline.AddPass(Check(loom::hlo::CreateHloPass("neuron_looped_einsum_replacer")));
   pipeline.AddPass(Check(loom::hlo::CreateHloPass("neuron_looped_einsum_token_replacer")));
-  t = CpuSeconds();
-  bool changed = Check(pipeline.Run(*module));
-  best.passes = std::min(best.passes, Seconds(t));
+  bool changed;
+  {
+    PhaseTimer timer(best.passes);
+    changed = Check(pipeline.Run(*module));
+  }
   if (!changed) {
     llvm::errs() << "the passes changed nothing\n";
     std::exit(1);
   }
-  t = CpuSeconds();
-  Check(loom::hlo::VerifyHloModule(*module));
-  best.verify_again = std::min(best.verify_again, Seconds(t));
-  t = CpuSeconds();
-  std::string printed = module->ToString();
-  best.print = std::min(best.print, Seconds(t));
-  t = CpuSeconds();
-  Check(loom::writeOutputAtomically(out, printed));
-  best.write = std::min(best.write, Seconds(t));
-  t = CpuSeconds();
-  module.reset();
-  best.teardown = std::min(best.teardown, Seconds(t));
-  benchmark::DoNotOptimize(printed.data());
+  {
+    PhaseTimer timer(best.verify_again);
+    Check(loom::hlo::VerifyHloModule(*module, threads));
+  }
+  {
+    PhaseTimer timer(best.print_write);
+    Check(loom::writeOutputAtomically(
+        out, [&](llvm::raw_ostream &os) { module->Print(os, threads); }));
+  }
+  {
+    PhaseTimer timer(best.teardown);
+    module.reset();
+  }
 }
 
 } // namespace
@@ -142,6 +171,7 @@ int main(int argc, char **argv) {
   std::vector<int64_t> sizes = {10000, 100000, 1000000};
   uint64_t seed = 1;
   int runs = 3;
+  unsigned threads = 0;
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef arg = argv[i];
     if (arg.consume_front("--sizes=")) {
@@ -160,12 +190,18 @@ int main(int argc, char **argv) {
     } else if (arg.consume_front("--runs=")) {
       if (arg.getAsInteger(10, runs) || runs < 1)
         return std::fprintf(stderr, "bad --runs\n"), 2;
+    } else if (arg.consume_front("--threads=")) {
+      if (arg.getAsInteger(10, threads))
+        return std::fprintf(stderr, "bad --threads\n"), 2;
     } else {
-      std::fprintf(stderr, "usage: %s [--sizes=N,...] [--seed=S] [--runs=R]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--sizes=N,...] [--seed=S] [--runs=R] [--threads=N]\n",
+                   argv[0]);
       return 2;
     }
   }
   loom::hlo::RegisterAllHloPasses();
+  threads = loom::resolveThreadCount(threads);
+  std::printf("threads: %u\n", threads);
   llvm::SmallString<256> self(argv[0]);
   llvm::sys::fs::make_absolute(self);
   llvm::sys::path::remove_filename(self);
@@ -174,9 +210,12 @@ int main(int argc, char **argv) {
   llvm::SmallString<128> dir;
   llvm::sys::path::system_temp_directory(/*ErasedOnReboot=*/true, dir);
 
-  std::printf("%9s %7s | %9s %8s %7s %8s | %8s %8s %7s %8s | %8s %8s | %8s %6s\n", "instrs",
-              "MB", "opt wall", "wc wall", "ratio", "us/inst", "opt cpu", "wc cpu", "ratio",
-              "us/inst", "parse", "parse/wc", "RSS MiB", "RSS/in");
+  // The parse columns: the parse phase (in this process, on the same
+  // threads) over wc -l's wall and CPU time.
+  std::printf("%9s %7s | %9s %8s %7s %8s | %8s %8s %7s %8s | %10s %6s %9s %6s | %8s %6s\n",
+              "instrs", "MB", "opt wall", "wc wall", "ratio", "us/inst", "opt cpu", "wc cpu",
+              "ratio", "us/inst", "parse wall", "ratio", "parse cpu", "ratio", "RSS MiB",
+              "RSS/in");
   std::vector<std::pair<int64_t, Phases>> all_phases;
   for (int64_t n : sizes) {
     loom::hlo::bench::HloGeneratorOptions options;
@@ -198,7 +237,7 @@ int main(int argc, char **argv) {
     wc = ChildRun();
     for (int r = 0; r < runs; ++r) {
       if (!RunChild({"wc", "-l", std::string(file)}, wc) ||
-          !RunChild({hlo_opt,
+          !RunChild({hlo_opt, "--threads=" + std::to_string(threads),
                      "--passes=neuron_looped_einsum_replacer,neuron_looped_einsum_token_replacer",
                      std::string(file), "-o", std::string(out)},
                     opt)) {
@@ -208,23 +247,28 @@ int main(int argc, char **argv) {
     }
     Phases phases;
     for (int r = 0; r < runs; ++r)
-      MeasurePhases(std::string(file), std::string(out), phases);
+      MeasurePhases(std::string(file), std::string(out), threads, phases);
     all_phases.push_back({n, phases});
     double mib_in = bytes / (1024.0 * 1024.0);
-    std::printf("%9lld %7.1f | %9.3f %8.4f %7.1f %8.3f | %8.3f %8.4f %7.1f %8.3f | %8.3f %8.1f | "
-                "%8.1f %6.2f\n",
+    std::printf("%9lld %7.1f | %9.3f %8.4f %7.1f %8.3f | %8.3f %8.4f %7.1f %8.3f | %10.3f %6.1f "
+                "%9.3f %6.1f | %8.1f %6.2f\n",
                 static_cast<long long>(n), bytes / 1e6, opt.wall_s, wc.wall_s,
                 opt.wall_s / wc.wall_s, opt.wall_s * 1e6 / n, opt.cpu_s, wc.cpu_s,
-                opt.cpu_s / wc.cpu_s, opt.cpu_s * 1e6 / n, phases.parse,
-                phases.parse / wc.cpu_s, opt.max_rss_mib, opt.max_rss_mib / mib_in);
+                opt.cpu_s / wc.cpu_s, opt.cpu_s * 1e6 / n, phases.parse.wall,
+                phases.parse.wall / wc.wall_s, phases.parse.cpu, phases.parse.cpu / wc.cpu_s,
+                opt.max_rss_mib, opt.max_rss_mib / mib_in);
     std::fflush(stdout);
   }
-  std::printf("\nphases in this process (CPU s, best of %d): read parse verify passes "
-              "verify print write teardown\n",
-              runs);
-  for (auto &[n, p] : all_phases)
-    std::printf("%9lld  %.3f %.3f %.3f %.3f %.3f %.3f %.3f %.3f\n", static_cast<long long>(n),
-                p.read, p.parse, p.verify, p.passes, p.verify_again, p.print, p.write,
-                p.teardown);
+  std::printf("\nphases in this process on %u threads (best of %d), wall / CPU seconds:\n"
+              "%9s  %13s %13s %13s %13s %13s %13s %13s\n",
+              threads, runs, "instrs", "read", "parse", "verify", "passes", "verify again",
+              "print+write", "teardown");
+  for (auto &[n, p] : all_phases) {
+    std::printf("%9lld ", static_cast<long long>(n));
+    for (const Phase *phase : {&p.read, &p.parse, &p.verify, &p.passes, &p.verify_again,
+                               &p.print_write, &p.teardown})
+      std::printf(" %6.3f/%6.3f", phase->wall, phase->cpu);
+    std::printf("\n");
+  }
   return 0;
 }

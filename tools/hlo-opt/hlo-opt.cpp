@@ -20,6 +20,7 @@
 #include "loom/hlo/pass/PassRegistry.h"
 #include "loom/hlo/passes/Passes.h"
 #include "loom/support/OutputFile.h"
+#include "loom/support/Parallel.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
@@ -183,6 +184,10 @@ int Main(int argc, char **argv) {
   if (remarks)
     pipeline.SetRemarkStream(&llvm::errs());
 
+  // --threads is the interpreter's flag too: parse, verify and print use the
+  // same threads, and their output never depends on the count.
+  unsigned threads =
+      resolveThreadCount(static_cast<unsigned>(EvalOptionsFromCommandLine().threads));
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> text = readInputBuffer(input_path);
   if (!text) {
     PrintError(text.takeError());
@@ -192,15 +197,17 @@ int Main(int argc, char **argv) {
                                                    : llvm::StringRef(input_path);
   // The module takes the text: its names and attribute texts are views
   // into it, so the input is held once.
+  HloParseOptions parse_options;
+  parse_options.threads = threads;
   llvm::Expected<std::unique_ptr<HloModule>> module =
-      ParseHloModuleOwned(std::move(*text), display_name);
+      ParseHloModuleOwned(std::move(*text), display_name, parse_options);
   if (!module) {
     PrintError(module.takeError());
     return kBadInput;
   }
   std::string file_prefix = (display_name + ": ").str();
   if (!no_verify) {
-    if (llvm::Error err = VerifyHloModule(**module)) {
+    if (llvm::Error err = VerifyHloModule(**module, threads)) {
       PrintError(std::move(err), file_prefix);
       return kBadInput;
     }
@@ -219,7 +226,7 @@ int Main(int argc, char **argv) {
   // the last pass's result has been verified already.
   bool verified = pipeline.pass_count() == 0 || verify_each;
   if (!no_verify && !verified) {
-    if (llvm::Error err = VerifyHloModule(**module)) {
+    if (llvm::Error err = VerifyHloModule(**module, threads)) {
       PrintError(std::move(err), file_prefix + "after the passes: ");
       return kBadInput;
     }
@@ -236,7 +243,7 @@ int Main(int argc, char **argv) {
   }
 
   if (llvm::Error err = writeOutputAtomically(
-          output_path, [&](llvm::raw_ostream &os) { (*module)->Print(os); })) {
+          output_path, [&](llvm::raw_ostream &os) { (*module)->Print(os, threads); })) {
     PrintError(std::move(err));
     return kBadInput;
   }

@@ -25,6 +25,7 @@
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/support/Error.h"
 #include "loom/support/OutputFile.h"
+#include "loom/support/Parallel.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
@@ -109,7 +110,12 @@ llvm::Expected<std::unique_ptr<HloModule>> LoadModule(llvm::StringRef path) {
   auto text = readInputBuffer(path);
   if (!text)
     return text.takeError();
-  auto module = ParseHloModuleOwned(std::move(*text), path);
+  // The interpreter's --threads parse and verify a large module too.
+  unsigned threads =
+      resolveThreadCount(static_cast<unsigned>(EvalOptionsFromCommandLine().threads));
+  HloParseOptions parse_options;
+  parse_options.threads = threads;
+  auto module = ParseHloModuleOwned(std::move(*text), path, parse_options);
   if (!module)
     return module.takeError();
   // XLA's tests set the launch size in code; the flags play that part.
@@ -119,7 +125,7 @@ llvm::Expected<std::unique_ptr<HloModule>> LoadModule(llvm::StringRef path) {
     (*module)->SetHeaderAttribute("num_partitions", std::to_string(num_partitions));
   if (no_verify)
     return module;
-  if (auto err = VerifyHloModule(**module))
+  if (auto err = VerifyHloModule(**module, threads))
     return makeError(path + ": the module does not verify:\n" + llvm::toString(std::move(err)));
   return module;
 }

@@ -17,8 +17,9 @@ const EvalOptions kDefaults;
 
 llvm::cl::opt<int> threads_flag(
     "threads", llvm::cl::value_desc("N"),
-    llvm::cl::desc("Run the devices on N worker threads between collectives; 0 (the "
-                   "default) uses every core. Results do not depend on N"),
+    llvm::cl::desc("Use N worker threads: to run the devices between collectives, and "
+                   "to parse, verify and print a large module; 0 (the default) uses every "
+                   "core. Results and output do not depend on N"),
     llvm::cl::init(kDefaults.threads), llvm::cl::cat(EvalOptionCategory()));
 llvm::cl::opt<int64_t> max_steps_flag(
     "max-steps", llvm::cl::value_desc("N"),

@@ -22,7 +22,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 
-#include <map>
+#include <iterator>
 
 namespace loom::hlo::collective_matmul {
 namespace {
@@ -118,7 +118,10 @@ llvm::Error ResolveNaturalForm(const HloInstruction &inst, Meaning &m) {
 } // namespace
 
 bool IsCollectiveMatmul(const HloInstruction &inst) {
-  return inst.opcode() == HloOpcode::kCustomCall && GetCustomCallTarget(inst) == kTarget;
+  if (inst.opcode() != HloOpcode::kCustomCall)
+    return false;
+  std::string storage;
+  return GetCustomCallTargetView(inst, storage) == kTarget;
 }
 
 std::string EncodeBackendConfig(const BackendConfig &c) {
@@ -197,7 +200,7 @@ llvm::Expected<Shape> DecodeArrayShape(llvm::StringRef text) {
   if (!type || PrimitiveTypeBitWidth(*type) == 0 || !rest.consume_front("[") ||
       !rest.consume_back("]"))
     return makeError("'" + text + "' is not a static array shape like bf16[4,128]");
-  std::vector<int64_t> dims;
+  llvm::SmallVector<int64_t, 8> dims;
   if (!rest.empty()) {
     llvm::SmallVector<llvm::StringRef, 4> parts;
     rest.split(parts, ',');
@@ -216,17 +219,57 @@ llvm::Expected<Shape> DecodeArrayShape(llvm::StringRef text) {
 
 llvm::Expected<std::optional<LoomAttributes>>
 DecodeLoomAttributes(llvm::ArrayRef<std::pair<std::string, std::string>> attrs) {
-  std::map<std::string, std::string, std::less<>> map;
+  llvm::SmallVector<std::pair<llvm::StringRef, llvm::StringRef>, 16> views;
+  views.reserve(attrs.size());
   for (const auto &[key, value] : attrs)
-    if (IsLoomKey(key))
-      map[key] = value;
-  if (map.empty())
+    views.emplace_back(key, value);
+  return DecodeLoomAttributes(views);
+}
+
+llvm::Expected<std::optional<LoomAttributes>>
+DecodeLoomAttributes(llvm::ArrayRef<std::pair<llvm::StringRef, llvm::StringRef>> attrs) {
+  // The value of each key of the contract, the last one written when a key
+  // is repeated; a loom_* key the contract does not know still makes the
+  // attributes the loom_* form.
+  const llvm::StringLiteral keys[] = {kWeightSide,         kLhsBatchDims,
+                                      kRhsBatchDims,       kLhsContractingDims,
+                                      kRhsContractingDims, kAllGatherDimension,
+                                      kReplicaGroups,      kChannelId,
+                                      kUseGlobalDeviceIds, kLocalWeightShape,
+                                      kGatheredWeightShape, kWeightOperandShape};
+  constexpr size_t kKeys = std::size(keys);
+  std::optional<llvm::StringRef> values[kKeys];
+  bool any = false;
+  // The pass writes the keys in the contract's order: each is looked for
+  // first where the previous one was found, plus one.
+  size_t expected = 0;
+  for (const auto &[key, value] : attrs) {
+    if (!IsLoomKey(key))
+      continue;
+    any = true;
+    for (size_t n = 0; n < kKeys; ++n) {
+      size_t k = (expected + n) % kKeys;
+      if (key != keys[k])
+        continue;
+      values[k] = value;
+      expected = k + 1;
+      break;
+    }
+  }
+  if (!any)
     return std::nullopt;
+  auto find = [&](llvm::StringRef key) -> std::optional<llvm::StringRef> {
+    // `key` is one of `keys`, the same object: compared by address first.
+    for (size_t k = 0; k < kKeys; ++k)
+      if ((key.data() == keys[k].data() && key.size() == keys[k].size()) || key == keys[k])
+        return values[k];
+    return std::nullopt;
+  };
   auto need = [&](llvm::StringRef key) -> llvm::Expected<llvm::StringRef> {
-    auto it = map.find(key);
-    if (it == map.end())
+    std::optional<llvm::StringRef> value = find(key);
+    if (!value)
       return makeError("missing frontend attribute " + key);
-    return llvm::StringRef(it->second);
+    return *value;
   };
   auto bad = [](llvm::StringRef key, const llvm::Twine &why) {
     return makeError("malformed frontend attribute " + key + ": " + why);
@@ -264,10 +307,10 @@ DecodeLoomAttributes(llvm::ArrayRef<std::pair<std::string, std::string>> attrs) 
   if (!parsed)
     return bad(kReplicaGroups, llvm::toString(parsed.takeError()));
   a.replica_groups = std::move(parsed->groups);
-  if (auto it = map.find(kChannelId); it != map.end()) {
+  if (std::optional<llvm::StringRef> channel = find(kChannelId)) {
     int64_t id;
-    if (!ParseDecimal(it->second, id))
-      return bad(kChannelId, "'" + it->second + "' is not a number");
+    if (!ParseDecimal(*channel, id))
+      return bad(kChannelId, "'" + *channel + "' is not a number");
     a.channel_id = id;
   }
   llvm::Expected<llvm::StringRef> global = need(kUseGlobalDeviceIds);
@@ -297,18 +340,21 @@ llvm::Expected<Meaning> Resolve(const HloInstruction &inst) {
                                       " takes 2 operands (weight, activation), got " +
                                       llvm::Twine(inst.operand_count()));
   Meaning m;
-  llvm::Expected<BackendConfig> config = DecodeBackendConfig(GetBackendConfig(inst));
+  std::string config_text;
+  llvm::Expected<BackendConfig> config =
+      DecodeBackendConfig(GetBackendConfigView(inst, config_text));
   if (!config)
     return makeError(llvm::toString(config.takeError()));
   m.config = *config;
   if (m.config.tp_degree > (int64_t(1) << 20) || m.config.num_groups > (int64_t(1) << 20) ||
       m.config.tp_degree * m.config.num_groups > (int64_t(1) << 20))
     return makeError("backend_config tp_degree x num_groups is too large");
-  llvm::Expected<std::vector<std::pair<std::string, std::string>>> fe =
-      GetFrontendAttributes(inst);
-  if (!fe)
-    return fe.takeError();
-  llvm::Expected<std::optional<LoomAttributes>> loom = DecodeLoomAttributes(*fe);
+  // Views: the verifier resolves every collective-matmul of a module, and
+  // copying a dozen keys and values each cost more than the checks.
+  FrontendAttributeViews fe;
+  if (llvm::Error e = GetFrontendAttributeViews(inst, fe))
+    return e;
+  llvm::Expected<std::optional<LoomAttributes>> loom = DecodeLoomAttributes(fe.entries);
   if (!loom)
     return makeError(llvm::toString(loom.takeError()));
   if (!*loom) {
@@ -320,16 +366,16 @@ llvm::Expected<Meaning> Resolve(const HloInstruction &inst) {
   LoomAttributes &a = **loom;
   m.from_loom_attributes = true;
   m.weight_side = a.weight_side;
-  m.dnums = a.dnums;
-  m.recorded_rhs_contracting_dimensions = a.dnums.rhs_contracting_dimensions;
+  m.recorded_rhs_contracting_dimensions = std::move(a.dnums.rhs_contracting_dimensions);
+  m.dnums = std::move(a.dnums);
   // The contracting dimension of the rhs is the kernel's key.
   m.dnums.rhs_contracting_dimensions = {m.config.rhs_contracting_dim};
   m.all_gather_dimension = a.all_gather_dimension;
   m.channel_id = a.channel_id;
   m.use_global_device_ids = a.use_global_device_ids;
-  m.local_weight_shape = a.local_weight_shape;
-  m.gathered_weight_shape = a.gathered_weight_shape;
-  m.weight_operand_shape = a.weight_operand_shape;
+  m.local_weight_shape = std::move(a.local_weight_shape);
+  m.gathered_weight_shape = std::move(a.gathered_weight_shape);
+  m.weight_operand_shape = std::move(a.weight_operand_shape);
   m.dot_shape = inst.shape();
   // The membership: the kernel's blocks say it unless the groups are another
   // partition of the same ranks into num_groups groups of tp_degree
@@ -344,7 +390,7 @@ llvm::Expected<Meaning> Resolve(const HloInstruction &inst) {
                                       ", num_groups=" + llvm::Twine(m.config.num_groups) +
                                       " but " + kReplicaGroups + " is " +
                                       FormatReplicaGroups(a.replica_groups));
-  std::vector<bool> seen(m.config.tp_degree * m.config.num_groups, false);
+  llvm::SmallVector<bool, 64> seen(m.config.tp_degree * m.config.num_groups, false);
   for (const std::vector<int64_t> &g : a.replica_groups)
     for (int64_t id : g) {
       if (id < 0 || id >= static_cast<int64_t>(seen.size()) || seen[id])

@@ -2,11 +2,32 @@
 
 #include "loom/support/Error.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
 namespace loom::hlo {
 namespace {
+
+/// StringRef::ltrim / rtrim / trim of the same characters (" \t\n\v\f\r"),
+/// inline: attribute text rarely has spaces to trim, and the verifier
+/// decodes attributes of every collective and custom-call.
+bool IsTrimmed(char ch) {
+  return ch == ' ' || ch == '\t' || ch == '\n' || ch == '\v' || ch == '\f' || ch == '\r';
+}
+llvm::StringRef LTrim(llvm::StringRef text) {
+  size_t i = 0;
+  while (i < text.size() && IsTrimmed(text[i]))
+    ++i;
+  return text.drop_front(i);
+}
+llvm::StringRef Trim(llvm::StringRef text) {
+  text = LTrim(text);
+  size_t n = text.size();
+  while (n > 0 && IsTrimmed(text[n - 1]))
+    --n;
+  return text.take_front(n);
+}
 
 /// A cursor over an attribute's text; every read skips spaces first.
 class Cursor {
@@ -41,12 +62,12 @@ public:
   }
 
 private:
-  void SkipSpace() { rest_ = rest_.ltrim(); }
+  void SkipSpace() { rest_ = LTrim(rest_); }
   llvm::StringRef rest_;
 };
 
 /// Reads `a,b,c` up to `close` (which is consumed).
-bool EatIntsUntil(Cursor &c, char close, std::vector<int64_t> &out) {
+template <typename Ints> bool EatIntsUntil(Cursor &c, char close, Ints &out) {
   if (c.Eat(close))
     return true;
   do {
@@ -193,6 +214,18 @@ std::optional<std::string> UnquoteString(llvm::StringRef text) {
   return out;
 }
 
+std::optional<llvm::StringRef> UnquoteStringView(llvm::StringRef text, std::string &storage) {
+  llvm::StringRef trimmed = Trim(text);
+  if (trimmed.size() < 2 || trimmed.front() != '"' || trimmed.back() != '"')
+    return std::nullopt;
+  // Without a backslash UnquoteString copies the contents unchanged.
+  llvm::StringRef contents = trimmed.drop_front().drop_back();
+  if (contents.find('\\') == llvm::StringRef::npos)
+    return contents;
+  storage = *UnquoteString(text);
+  return llvm::StringRef(storage);
+}
+
 static void AppendQuoted(std::string &out, llvm::StringRef text) {
   out += '"';
   for (char ch : text) {
@@ -228,11 +261,13 @@ llvm::Expected<ReplicaGroups> ParseReplicaGroups(llvm::StringRef text) {
   if (!c.Eat('{'))
     return makeError("expected replica groups like {{0,1},{2,3}} or [2,2]<=[4]");
   if (!c.Eat('}')) {
+    // Each group is read into inline storage, then copied once at its size.
+    llvm::SmallVector<int64_t, 16> group;
     do {
-      std::vector<int64_t> group;
+      group.clear();
       if (!c.Eat('{') || !EatIntsUntil(c, '}', group))
         return makeError("malformed replica group in '" + text + "'");
-      result.groups.push_back(std::move(group));
+      result.groups.emplace_back(group.begin(), group.end());
     } while (c.Eat(','));
     if (!c.Eat('}'))
       return makeError("malformed replica groups '" + text + "'");
@@ -384,6 +419,20 @@ std::string GetBackendConfig(const HloInstruction &inst) {
   return UnquoteString(*v).value_or(*v);
 }
 
+llvm::StringRef GetCustomCallTargetView(const HloInstruction &inst, std::string &storage) {
+  const HloText *v = inst.FindAttribute("custom_call_target");
+  if (!v)
+    return "";
+  return UnquoteStringView(*v, storage).value_or(v->ref());
+}
+
+llvm::StringRef GetBackendConfigView(const HloInstruction &inst, std::string &storage) {
+  const HloText *v = inst.FindAttribute("backend_config");
+  if (!v)
+    return "";
+  return UnquoteStringView(*v, storage).value_or(v->ref());
+}
+
 llvm::Expected<int> GetCustomCallApiVersion(const HloInstruction &inst) {
   const HloText *v = inst.FindAttribute("api_version");
   if (!v)
@@ -400,21 +449,23 @@ llvm::Expected<int> GetCustomCallApiVersion(const HloInstruction &inst) {
   return version;
 }
 
-llvm::Expected<std::vector<std::pair<std::string, std::string>>>
-GetFrontendAttributes(const HloInstruction &inst) {
-  std::vector<std::pair<std::string, std::string>> result;
+/// Decodes frontend_attributes, calling `add(key, quoted_value)` for each
+/// entry in order; the errors both forms of the accessor return.
+static llvm::Error
+ForEachFrontendAttribute(const HloInstruction &inst,
+                         llvm::function_ref<void(llvm::StringRef, llvm::StringRef)> add) {
   const HloText *v = inst.FindAttribute("frontend_attributes");
   if (!v)
-    return result;
-  llvm::StringRef text = llvm::StringRef(*v).trim();
+    return llvm::Error::success();
+  llvm::StringRef text = Trim(*v);
   if (!text.consume_front("{") || !text.consume_back("}"))
     return InstructionError(inst, "frontend_attributes must be braced: " + *v);
-  while (!(text = text.ltrim()).empty()) {
+  while (!(text = LTrim(text)).empty()) {
     size_t eq = text.find('=');
     if (eq == llvm::StringRef::npos)
       return InstructionError(inst, "malformed frontend_attributes: " + *v);
-    llvm::StringRef key = text.take_front(eq).trim();
-    text = text.drop_front(eq + 1).ltrim();
+    llvm::StringRef key = Trim(text.take_front(eq));
+    text = LTrim(text.drop_front(eq + 1));
     if (!text.startswith("\""))
       return InstructionError(inst, "frontend attribute '" + key + "' must be quoted");
     size_t end = 1;
@@ -422,12 +473,38 @@ GetFrontendAttributes(const HloInstruction &inst) {
       end += text[end] == '\\' ? 2 : 1;
     if (end >= text.size())
       return InstructionError(inst, "unterminated frontend attribute '" + key + "'");
-    result.emplace_back(key.str(), *UnquoteString(text.take_front(end + 1)));
-    text = text.drop_front(end + 1).ltrim();
+    add(key, text.take_front(end + 1));
+    text = LTrim(text.drop_front(end + 1));
     if (!text.empty() && !text.consume_front(","))
       return InstructionError(inst, "malformed frontend_attributes: " + *v);
   }
+  return llvm::Error::success();
+}
+
+llvm::Expected<std::vector<std::pair<std::string, std::string>>>
+GetFrontendAttributes(const HloInstruction &inst) {
+  std::vector<std::pair<std::string, std::string>> result;
+  if (llvm::Error e = ForEachFrontendAttribute(
+          inst, [&](llvm::StringRef key, llvm::StringRef quoted) {
+            result.emplace_back(key.str(), *UnquoteString(quoted));
+          }))
+    return e;
   return result;
+}
+
+llvm::Error GetFrontendAttributeViews(const HloInstruction &inst, FrontendAttributeViews &out) {
+  out.entries.clear();
+  out.storage.clear();
+  std::string unescaped;
+  return ForEachFrontendAttribute(inst, [&](llvm::StringRef key, llvm::StringRef quoted) {
+    std::optional<llvm::StringRef> value = UnquoteStringView(quoted, unescaped);
+    if (value->data() == unescaped.data()) {
+      out.storage.push_front(std::move(unescaped));
+      unescaped.clear();
+      value = out.storage.front();
+    }
+    out.entries.emplace_back(key, *value);
+  });
 }
 
 void SetFrontendAttributes(HloInstruction &inst,

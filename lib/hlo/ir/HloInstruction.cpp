@@ -36,6 +36,9 @@ Shape *HloInstruction::mutable_shape() {
 
 HloInstruction::~HloInstruction() = default;
 
+// operator new places an instruction 8 bytes into a 16-aligned block.
+static_assert(alignof(HloInstruction) <= detail::kInstructionAlignment);
+
 std::unique_ptr<HloInstruction>
 HloInstruction::Create(HloOpcode opcode, Shape shape,
                        llvm::ArrayRef<HloInstruction *> operands, llvm::StringRef name) {

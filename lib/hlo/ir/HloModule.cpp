@@ -54,6 +54,35 @@ HloComputation *HloModule::AddComputation(std::unique_ptr<HloComputation> comput
   return computations_.back().get();
 }
 
+bool HloModule::AppendPiece(HloModule &piece) {
+  bool distinct = true;
+  if (names_indexed_ && piece.names_indexed_) {
+    distinct = names_.Merge(piece.names_);
+  } else if (names_indexed_) {
+    for (const auto &c : piece.computations_)
+      for (HloInstruction *i : c->instructions())
+        if (!i->name().empty() && !names_.Insert(i->name()))
+          distinct = false;
+  }
+  piece.names_ = HloNameTable();
+  piece.names_indexed_ = false;
+  // A moved deque keeps its blocks: the shapes keep their addresses.
+  if (!piece.shared_shapes_.empty())
+    piece_shapes_.push_back(std::make_unique<std::deque<Shape>>(std::move(piece.shared_shapes_)));
+  for (auto &shapes : piece.piece_shapes_)
+    piece_shapes_.push_back(std::move(shapes));
+  piece.piece_shapes_.clear();
+  instruction_arena_.Absorb(piece.instruction_arena_);
+  computations_.reserve(computations_.size() + piece.computations_.size());
+  for (auto &computation : piece.computations_) {
+    computation->parent_ = this;
+    computations_.push_back(std::move(computation));
+  }
+  piece.computations_.clear();
+  piece.entry_ = nullptr;
+  return distinct;
+}
+
 HloComputation *HloModule::AddEmbeddedComputation(std::unique_ptr<HloComputation> computation) {
   // Callees print before their callers, so new ones go before the entry.
   computation->parent_ = this;

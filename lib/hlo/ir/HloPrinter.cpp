@@ -6,25 +6,49 @@
 // reproduces it byte for byte.
 //
 // The printer stores its text with plain copies into one block of memory
-// (TextBuffer) and builds no temporary string per instruction or shape. The
-// ToString forms grow the block into the result; HloModule::Print hands
-// every full block to the stream and starts over at its beginning, so a
-// module of any size is printed through 1 MiB of memory, and a file stream
-// receives whole blocks that it writes without copying them.
+// (TextBuffer) and builds no temporary string per instruction or shape;
+// shapes that many instructions share are formatted once per piece
+// (ShapeTextCache). A small module is printed in one walk: ToString grows
+// the block into the result, Print hands every full block of 1 MiB to the
+// stream and starts over at its beginning.
+//
+// A module of more than a few thousand instructions is printed in pieces
+// of about the same number of instructions (docs/performance.md,
+// "Threads"): the computations are cut into pieces in the module's order,
+// which is the post order of a parsed dump (each piece checks that as it
+// prints, see PrintModuleInPieces), large ones into several; then up to
+// `threads` workers format pieces into blocks of their own while the
+// caller hands the finished blocks to the stream in order, at most a few
+// pieces ahead, so the text is the same whatever the number of threads and
+// memory stays a few MiB. With one thread the same pieces are formatted and
+// written in turn on the caller, which is also the faster walk for one
+// thread: no separate walk over every attribute for the computation order,
+// and each instruction's memory is asked for ahead of reading it.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/hlo/ir/HloComputation.h"
 #include "loom/hlo/ir/HloInstruction.h"
 #include "loom/hlo/ir/HloModule.h"
+#include "loom/support/Parallel.h"
 
+#include "HloPrinterPieces.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Compiler.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <algorithm>
+#include <atomic>
+#include <cassert>
 #include <charconv>
 #include <cstdint>
 #include <cstring>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
 
 #if defined(__linux__)
 #include <sys/mman.h>
@@ -100,6 +124,11 @@ public:
     storage_.clear();
     SetRoom(0);
   }
+  /// Stores from the beginning of `block`, whose bytes are room: a block
+  /// filled again and again grows to the largest text once and is not
+  /// cleared with zeros before each use. Finish() gives the text's length.
+  struct ReuseTag {};
+  TextBuffer(std::string &block, ReuseTag) : storage_(block), reuse_(true) { SetRoom(0); }
 
   LLVM_ATTRIBUTE_ALWAYS_INLINE void Append(llvm::StringRef text) {
     if (LLVM_UNLIKELY(text.size() > static_cast<size_t>(end_ - cur_))) {
@@ -137,12 +166,17 @@ public:
 
   /// Ends the text: `out` holds exactly what was appended, or the stream
   /// has received all of it.
-  void Finish() {
+  /// With a reused block: returns the length of the text at its
+  /// beginning.
+  size_t Finish() {
     size_t used = static_cast<size_t>(cur_ - storage_.data());
+    if (reuse_)
+      return used;
     if (stream_ && used)
       stream_->write(storage_.data(), used);
     storage_.resize(stream_ ? 0 : used);
     SetRoom(storage_.size());
+    return used;
   }
 
 private:
@@ -174,6 +208,8 @@ private:
         stream_->write(storage_.data(), used);
       used = 0;
       size = kBlockSize;
+    } else if (reuse_) {
+      size = std::max({used + need, 2 * storage_.size(), kGrowStep});
     } else {
       // A step at a time within what was reserved: the zeros are stored
       // just before the text overwrites them, while they are in cache.
@@ -191,20 +227,98 @@ private:
 
   std::string &storage_; // [data, cur_) is text, [cur_, end_) room
   llvm::raw_ostream *stream_ = nullptr;
+  bool reuse_ = false;
   std::string aside_;
   bool in_aside_ = false;
   char *cur_ = nullptr;
   char *end_ = nullptr;
 };
 
+/// Stores the text of `shape` in `out`.
+void FormatShape(TextBuffer &out, const Shape &shape, bool print_layout);
+
+/// The printed text of recently printed shapes, by address. Most of a
+/// dump's instructions share a few Shape objects (the parser keeps one per
+/// distinct shape text) and every operand is printed with its shape, so
+/// most shapes are copied from here rather than formatted again: tuples of
+/// a loop state run to a hundred bytes or more. Valid for one print only:
+/// nothing changes the module meanwhile, so an address keeps its text.
+class ShapeTextCache {
+public:
+  /// The text of `shape`, formatting it on a miss.
+  LLVM_ATTRIBUTE_ALWAYS_INLINE llvm::StringRef Get(const Shape &shape, bool print_layout) {
+    // Shapes are 8-byte aligned: the low bit tells the two forms apart.
+    uintptr_t key = reinterpret_cast<uintptr_t>(&shape) | (print_layout ? 1 : 0);
+    Entry &entry = entries_[(key >> 3 ^ key >> 11) & (kEntries - 1)];
+    if (LLVM_LIKELY(entry.key == key))
+      return llvm::StringRef(text_.data() + entry.offset, entry.size);
+    return Fill(entry, key, shape, print_layout);
+  }
+
+private:
+  static constexpr size_t kEntries = 512;
+  // Past this much text the cache starts over, so that it stays in cache.
+  static constexpr size_t kMaxText = 64 * 1024;
+  struct Entry {
+    uintptr_t key = 0;
+    uint32_t offset = 0;
+    uint32_t size = 0;
+  };
+  LLVM_ATTRIBUTE_NOINLINE llvm::StringRef Fill(Entry &entry, uintptr_t key, const Shape &shape,
+                                               bool print_layout);
+
+  Entry entries_[kEntries];
+  std::string text_;
+};
+
+/// The pieces' check that every computation is printed after the ones it
+/// calls (see PrintModuleInPieces): each callee's position in the module
+/// must be below `caller`'s.
+struct CalleeCheck {
+  const llvm::DenseMap<const HloComputation *, size_t> *position = nullptr;
+  size_t caller = 0;
+  bool ok = true;
+  void See(const HloComputation *callee) {
+    if (!callee)
+      return; // no edge, as in MakeComputationPostOrder
+    auto it = position->find(callee);
+    if (it == position->end() || it->second >= caller)
+      ok = false;
+  }
+};
+
 class TextPrinter {
 public:
-  explicit TextPrinter(TextBuffer &out) : out_(out) {}
+  /// `cache_shapes`: keep the text of the shapes printed (for printing
+  /// whole computations and modules).
+  explicit TextPrinter(TextBuffer &out, bool cache_shapes = false) : out_(out) {
+    if (cache_shapes)
+      shapes_ = std::make_unique<ShapeTextCache>();
+  }
+
+  /// When set, `check` sees every computation the instructions printed
+  /// from now on call.
+  void SetCalleeCheck(CalleeCheck *check) { callees_ = check; }
 
   void AppendModule(const HloModule &module);
+  /// `HloModule name, ...` and the stack frame index.
+  void AppendModuleHeader(const HloModule &module);
   void AppendComputation(const HloComputation &computation);
+  /// A computation is its header (signature and ` {`), one line per
+  /// instruction and its footer (`}` and the trailer).
+  void AppendComputationHeader(const HloComputation &computation);
+  void AppendInstructionLine(const HloInstruction &instruction, const HloInstruction *root);
+  /// The lines of `instructions`, in order.
+  void AppendInstructionLines(llvm::ArrayRef<HloInstruction *> instructions,
+                              const HloInstruction *root);
+  void AppendComputationFooter(const HloComputation &computation);
   void AppendInstruction(const HloInstruction &instruction);
-  void AppendShape(const Shape &shape, bool print_layout);
+  LLVM_ATTRIBUTE_ALWAYS_INLINE void AppendShape(const Shape &shape, bool print_layout) {
+    if (shapes_)
+      out_.Append(shapes_->Get(shape, print_layout));
+    else
+      FormatShape(out_, shape, print_layout);
+  }
 
 private:
   void AppendName(llvm::StringRef name) {
@@ -218,29 +332,31 @@ private:
                        const HloInstruction::Attribute &attribute);
 
   TextBuffer &out_;
+  std::unique_ptr<ShapeTextCache> shapes_;
+  CalleeCheck *callees_ = nullptr;
 };
 
-void TextPrinter::AppendShape(const Shape &shape, bool print_layout) {
+void FormatShape(TextBuffer &out, const Shape &shape, bool print_layout) {
   if (shape.IsBuffer()) {
-    out_.Append("b(");
-    AppendShape(shape.buffer_shape(), print_layout);
-    out_.Append(')');
+    out.Append("b(");
+    FormatShape(out, shape.buffer_shape(), print_layout);
+    out.Append(')');
     return;
   }
   if (shape.IsTuple()) {
-    out_.Append('(');
+    out.Append('(');
     for (int64_t i = 0; i < shape.tuple_shapes_size(); ++i) {
       if (i)
-        out_.Append(", ");
+        out.Append(", ");
       // XLA marks every fifth element of a long tuple with its index.
       if (i && i % 5 == 0) {
-        out_.Append("/*index=");
-        out_.AppendInt(i);
-        out_.Append("*/");
+        out.Append("/*index=");
+        out.AppendInt(i);
+        out.Append("*/");
       }
-      AppendShape(shape.tuple_shapes(i), print_layout);
+      FormatShape(out, shape.tuple_shapes(i), print_layout);
     }
-    out_.Append(')');
+    out.Append(')');
     return;
   }
   // An array: `bf16[<=8,256]{1,0:T(8,128)}`, everything but the layout's
@@ -251,7 +367,7 @@ void TextPrinter::AppendShape(const Shape &shape, bool print_layout) {
   size_t bound = type.size() + 3 + dims.size() * (kMaxIntChars + 3);
   if (layout)
     bound += layout->minor_to_major.size() * (kMaxIntChars + 1);
-  char *p = out_.BeginDirect(bound);
+  char *p = out.BeginDirect(bound);
   p = CopyText(p, type);
   *p++ = '[';
   for (size_t i = 0; i < dims.size(); ++i) {
@@ -269,7 +385,7 @@ void TextPrinter::AppendShape(const Shape &shape, bool print_layout) {
   }
   *p++ = ']';
   if (!layout) {
-    out_.EndDirect(p);
+    out.EndDirect(p);
     return;
   }
   *p++ = '{';
@@ -278,12 +394,29 @@ void TextPrinter::AppendShape(const Shape &shape, bool print_layout) {
       *p++ = ',';
     p = WriteInt(p, layout->minor_to_major[i]);
   }
-  out_.EndDirect(p);
+  out.EndDirect(p);
   if (!layout->attributes.empty()) {
-    out_.Append(':');
-    out_.Append(layout->attributes);
+    out.Append(':');
+    out.Append(layout->attributes);
   }
-  out_.Append('}');
+  out.Append('}');
+}
+
+llvm::StringRef ShapeTextCache::Fill(Entry &entry, uintptr_t key, const Shape &shape,
+                                     bool print_layout) {
+  if (text_.size() > kMaxText) {
+    text_.clear();
+    for (Entry &e : entries_)
+      e = Entry();
+  }
+  size_t offset = text_.size();
+  TextBuffer buffer(text_);
+  FormatShape(buffer, shape, print_layout);
+  buffer.Finish();
+  entry.key = key;
+  entry.offset = static_cast<uint32_t>(offset);
+  entry.size = static_cast<uint32_t>(text_.size() - offset);
+  return llvm::StringRef(text_.data() + offset, entry.size);
 }
 
 void TextPrinter::AppendOpcode(const HloInstruction &instruction) {
@@ -358,11 +491,17 @@ void TextPrinter::AppendAttribute(const HloInstruction &instruction,
     out_.Append(attribute.value);
     break;
   case Kind::kComputation:
+    if (LLVM_UNLIKELY(callees_))
+      for (const HloComputation *callee : attribute.computations)
+        callees_->See(callee);
     AppendName(attribute.computations.empty() || !attribute.computations[0]
                    ? llvm::StringRef("<null>")
                    : llvm::StringRef(attribute.computations[0]->name()));
     break;
   case Kind::kComputationList:
+    if (LLVM_UNLIKELY(callees_))
+      for (const HloComputation *callee : attribute.computations)
+        callees_->See(callee);
     out_.Append('{');
     for (size_t i = 0; i < attribute.computations.size(); ++i) {
       if (i)
@@ -401,7 +540,7 @@ void TextPrinter::AppendInstruction(const HloInstruction &instruction) {
     AppendControlPredecessors(instruction);
 }
 
-void TextPrinter::AppendComputation(const HloComputation &computation) {
+void TextPrinter::AppendComputationHeader(const HloComputation &computation) {
   if (computation.IsEntryComputation())
     out_.Append("ENTRY ");
   AppendName(computation.name());
@@ -426,16 +565,64 @@ void TextPrinter::AppendComputation(const HloComputation &computation) {
   else
     out_.Append("()");
   out_.Append(" {\n");
-  for (const HloInstruction *instruction : computation.MakeInstructionPostOrder()) {
-    out_.Append(instruction == root ? "  ROOT " : "  ");
-    AppendInstruction(*instruction);
-    out_.Append('\n');
+}
+
+void TextPrinter::AppendInstructionLine(const HloInstruction &instruction,
+                                        const HloInstruction *root) {
+  out_.Append(&instruction == root ? "  ROOT " : "  ");
+  AppendInstruction(instruction);
+  out_.Append('\n');
+}
+
+/// Asks for the memory of an instruction to be printed soon: a module's
+/// instructions are far apart in memory, and printing one mostly waits for
+/// its fields otherwise.
+LLVM_ATTRIBUTE_ALWAYS_INLINE void PrefetchInstruction(const HloInstruction *instruction) {
+  const char *at = reinterpret_cast<const char *>(instruction);
+  for (size_t offset = 0; offset < sizeof(HloInstruction); offset += 64)
+    __builtin_prefetch(at + offset);
+}
+/// The same for what the instruction points to; its own fields must have
+/// arrived (PrefetchInstruction a few instructions earlier).
+LLVM_ATTRIBUTE_ALWAYS_INLINE void PrefetchInstructionData(const HloInstruction *instruction) {
+  __builtin_prefetch(&instruction->shape());
+  __builtin_prefetch(instruction->name().data());
+  __builtin_prefetch(instruction->attributes().data());
+  if (!instruction->attributes().empty())
+    __builtin_prefetch(instruction->attributes().back().value.data());
+}
+
+void TextPrinter::AppendInstructionLines(llvm::ArrayRef<HloInstruction *> instructions,
+                                         const HloInstruction *root) {
+  // How many instructions ahead the fields, then what they point to, are
+  // asked for.
+  constexpr size_t kAhead = 8, kDataAhead = 4;
+  size_t n = instructions.size();
+  for (size_t k = 0; k < std::min(n, kAhead); ++k)
+    PrefetchInstruction(instructions[k]);
+  for (size_t k = 0; k < std::min(n, kDataAhead); ++k)
+    PrefetchInstructionData(instructions[k]);
+  for (size_t k = 0; k < n; ++k) {
+    if (k + kAhead < n)
+      PrefetchInstruction(instructions[k + kAhead]);
+    if (k + kDataAhead < n)
+      PrefetchInstructionData(instructions[k + kDataAhead]);
+    AppendInstructionLine(*instructions[k], root);
   }
+}
+
+void TextPrinter::AppendComputationFooter(const HloComputation &computation) {
   out_.Append('}');
   out_.Append(computation.trailer());
 }
 
-void TextPrinter::AppendModule(const HloModule &module) {
+void TextPrinter::AppendComputation(const HloComputation &computation) {
+  AppendComputationHeader(computation);
+  AppendInstructionLines(computation.MakeInstructionPostOrder(), computation.root_instruction());
+  AppendComputationFooter(computation);
+}
+
+void TextPrinter::AppendModuleHeader(const HloModule &module) {
   out_.Append("HloModule ");
   out_.Append(module.name());
   for (const HloModule::HeaderAttribute &attribute : module.header_attributes()) {
@@ -450,6 +637,10 @@ void TextPrinter::AppendModule(const HloModule &module) {
     out_.Append(module.stack_frame_index());
     out_.Append('\n');
   }
+}
+
+void TextPrinter::AppendModule(const HloModule &module) {
+  AppendModuleHeader(module);
   for (const HloComputation *computation : module.MakeComputationPostOrder()) {
     out_.Append('\n');
     AppendComputation(*computation);
@@ -501,25 +692,269 @@ std::string HloComputation::ToString() const {
   std::string out;
   ReserveText(out, instruction_count());
   TextBuffer buffer(out);
-  TextPrinter(buffer).AppendComputation(*this);
+  TextPrinter(buffer, /*cache_shapes=*/true).AppendComputation(*this);
   buffer.Finish();
   return out;
 }
 
 std::string HloModule::ToString() const {
   std::string out;
-  ReserveText(out, instruction_count());
-  TextBuffer buffer(out);
-  TextPrinter(buffer).AppendModule(*this);
-  buffer.Finish();
+  int64_t instructions = instruction_count();
+  ReserveText(out, instructions);
+  if (static_cast<size_t>(instructions) < printer::kMinInstructionsInPieces) {
+    TextBuffer buffer(out);
+    TextPrinter(buffer, /*cache_shapes=*/true).AppendModule(*this);
+    buffer.Finish();
+    return out;
+  }
+  // The pieces' plan walks the module faster than AppendModule's post
+  // orders (docs/performance.md, "Threads"); each piece is appended to the
+  // reserved result as it is finished.
+  llvm::raw_string_ostream os(out);
+  printer::PrintModuleInPieces(*this, os, printer::PieceOptions());
+  os.flush();
   return out;
 }
 
-void HloModule::Print(llvm::raw_ostream &os) const {
+namespace printer {
+namespace {
+
+/// A piece of the module's text: computations [first, last) of the print
+/// order, whole; or, when `split`, the lines [from, to) of computation
+/// `first` (with its signature when `from` is 0, its closing brace when
+/// `to` is its last).
+struct Piece {
+  size_t first;
+  size_t last;
+  size_t from = 0;
+  size_t to = 0;
+  bool split = false;
+};
+
+/// What the pieces print, computed before they are formatted.
+///
+/// Thread safety: HloComputation::MakeInstructionPostOrder caches in the
+/// computation whether its text order is a post order, so it is called on
+/// one thread per computation only: for a computation split into pieces
+/// before the pieces are formatted (its order is kept here), for any other
+/// by the one piece that prints it. Everything else the printer reads is
+/// plain data of the module, which nothing writes while it prints.
+struct PiecePlan {
+  /// The computations in print order, from some position of the module's
+  /// post order on.
+  std::vector<const HloComputation *> order;
+  /// The instruction post order of every computation split into pieces, by
+  /// position in `order`; empty for the others.
+  std::vector<std::vector<HloInstruction *>> lines;
+  std::vector<Piece> pieces;
+  /// Whether piece 0 starts with the module's header.
+  bool header = true;
+};
+
+/// Cuts `order` into pieces of about `size` lines: small computations are
+/// grouped, a signature counting as one line; a computation of more lines
+/// is cut into pieces of its own, its post order computed on up to
+/// `threads` threads, one thread per computation.
+void CutPieces(PiecePlan &plan, unsigned threads, size_t size) {
+  std::vector<size_t> big;
+  for (size_t k = 0; k < plan.order.size(); ++k)
+    if (static_cast<size_t>(plan.order[k]->instruction_count()) > size)
+      big.push_back(k);
+  plan.lines.assign(plan.order.size(), {});
+  loom::parallelFor(threads, big.size(), [&](size_t b) {
+    plan.lines[big[b]] = plan.order[big[b]]->MakeInstructionPostOrder();
+  });
+  size_t start = 0, filled = 0;
+  for (size_t k = 0; k < plan.order.size(); ++k) {
+    const std::vector<HloInstruction *> &lines = plan.lines[k];
+    if (!lines.empty()) {
+      if (start < k)
+        plan.pieces.push_back({start, k});
+      for (size_t from = 0; from < lines.size(); from += size)
+        plan.pieces.push_back({k, k + 1, from, std::min(lines.size(), from + size), true});
+      start = k + 1;
+      filled = 0;
+      continue;
+    }
+    size_t n = static_cast<size_t>(plan.order[k]->instruction_count()) + 1;
+    if (filled > 0 && filled + n > size) {
+      plan.pieces.push_back({start, k});
+      start = k;
+      filled = 0;
+    }
+    filled += n;
+  }
+  // The last group; a module without computations is its header alone.
+  if (start < plan.order.size() || plan.pieces.empty())
+    plan.pieces.push_back({start, plan.order.size()});
+}
+
+/// Whether every computation `lines` call comes before position `caller`
+/// of the module.
+bool CalleesComeFirst(llvm::ArrayRef<HloInstruction *> lines,
+                      const llvm::DenseMap<const HloComputation *, size_t> &position,
+                      size_t caller) {
+  CalleeCheck check{&position, caller};
+  for (const HloInstruction *instruction : lines)
+    for (const HloInstruction::Attribute &attribute : instruction->attributes())
+      for (const HloComputation *callee : attribute.computations)
+        check.See(callee);
+  return check.ok;
+}
+
+/// The text of piece `i`: exactly the bytes AppendModule gives that part
+/// of the module. With `check`, its computations' callees are checked to
+/// come first in the module (`check->position`, `plan.order` being the
+/// module's order).
+void AppendPiece(TextPrinter &printer, TextBuffer &out, const HloModule &module,
+                 const PiecePlan &plan, size_t i, CalleeCheck *check) {
+  const Piece &piece = plan.pieces[i];
+  if (i == 0 && plan.header)
+    printer.AppendModuleHeader(module);
+  printer.SetCalleeCheck(check);
+  if (!piece.split) {
+    for (size_t k = piece.first; k < piece.last; ++k) {
+      if (check)
+        check->caller = k;
+      out.Append('\n');
+      printer.AppendComputation(*plan.order[k]);
+      out.Append('\n');
+    }
+    return;
+  }
+  // Split computations were checked with the plan.
+  printer.SetCalleeCheck(nullptr);
+  const HloComputation &computation = *plan.order[piece.first];
+  const std::vector<HloInstruction *> &lines = plan.lines[piece.first];
+  if (piece.from == 0) {
+    out.Append('\n');
+    printer.AppendComputationHeader(computation);
+  }
+  printer.AppendInstructionLines(llvm::ArrayRef(lines).slice(piece.from, piece.to - piece.from),
+                                 computation.root_instruction());
+  if (piece.to == lines.size()) {
+    printer.AppendComputationFooter(computation);
+    out.Append('\n');
+  }
+}
+
+/// Formats the pieces of `plan` on up to `threads` workers and writes them
+/// to `os` in order; returns how many were written. With `position`, stops
+/// before the first piece with a computation that calls one that does not
+/// come before it in the module (`position`).
+size_t WritePieces(const HloModule &module, llvm::raw_ostream &os, const PiecePlan &plan,
+                   unsigned threads, size_t window,
+                   const llvm::DenseMap<const HloComputation *, size_t> *position) {
+  size_t pieces = plan.pieces.size();
+  // Piece i is formatted into slot i % window: parallelForOrdered formats
+  // piece i only once piece i - window has been written, so a slot is never
+  // in use twice, and the slots keep their memory from piece to piece.
+  struct Slot {
+    std::string block;
+    size_t used = 0;
+    bool callees_first = true;
+  };
+  std::vector<Slot> slots(std::min(window, pieces));
+  // Set once a piece fails the check: the later ones are not formatted.
+  std::atomic<bool> stopped{false};
+  size_t written = 0;
+  loom::parallelForOrdered(
+      threads, pieces, window,
+      [&](size_t i) {
+        Slot &slot = slots[i % slots.size()];
+        if (stopped.load(std::memory_order_relaxed))
+          return;
+        TextBuffer buffer(slot.block, TextBuffer::ReuseTag());
+        TextPrinter printer(buffer, /*cache_shapes=*/true);
+        CalleeCheck check{position};
+        AppendPiece(printer, buffer, module, plan, i, position ? &check : nullptr);
+        slot.used = buffer.Finish();
+        slot.callees_first = check.ok;
+      },
+      [&](size_t i) {
+        const Slot &slot = slots[i % slots.size()];
+        if (stopped.load(std::memory_order_relaxed))
+          return;
+        if (!slot.callees_first) {
+          stopped.store(true, std::memory_order_relaxed);
+          return;
+        }
+        os.write(slot.block.data(), slot.used);
+        ++written;
+      });
+  return written;
+}
+
+} // namespace
+
+void PrintModuleInPieces(const HloModule &module, llvm::raw_ostream &os,
+                         const PieceOptions &options) {
+  unsigned threads = loom::resolveThreadCount(options.threads);
+  size_t size = std::max<size_t>(options.piece_instructions, 1);
+  size_t window = threads <= 1 ? 1 : options.window ? options.window : 4 * size_t(threads);
+  // Callees come first in the post order. A module whose computations each
+  // call only earlier ones (as a parsed dump) is in post order already:
+  // the walk of MakeComputationPostOrder, from the first computation on,
+  // then meets every callee visited. So the pieces are cut in the module's
+  // order, and each piece checks the calls of its computations as it
+  // prints them, which costs no walk of its own over the module. Up to
+  // the first computation that calls a later one (or one outside the
+  // module), the post order is the module's order; from there on, the
+  // rest is printed in MakeComputationPostOrder's order.
+  PiecePlan plan;
+  llvm::DenseMap<const HloComputation *, size_t> position;
+  position.reserve(static_cast<unsigned>(module.computation_count()));
+  for (const HloComputation *computation : module.computations()) {
+    position.try_emplace(computation, plan.order.size());
+    plan.order.push_back(computation);
+  }
+  CutPieces(plan, threads, size);
+  size_t first_split = plan.order.size();
+  for (size_t k = 0; k < plan.order.size(); ++k)
+    if (!plan.lines[k].empty() && !CalleesComeFirst(plan.lines[k], position, k)) {
+      first_split = k;
+      break;
+    }
+  // The pieces up to the first split computation that fails the check.
+  if (first_split < plan.order.size()) {
+    while (!plan.pieces.empty() && plan.pieces.back().last > first_split)
+      plan.pieces.pop_back();
+    if (plan.pieces.empty())
+      plan.pieces.push_back({0, 0});
+  }
+  size_t pieces_written = WritePieces(module, os, plan, threads, window, &position);
+  // Split computations are never the last written: they pass the check.
+  size_t written = pieces_written ? plan.pieces[pieces_written - 1].last : 0;
+  if (written == plan.order.size())
+    return;
+
+  PiecePlan rest;
+  rest.header = pieces_written == 0;
+  std::vector<HloComputation *> post_order = module.MakeComputationPostOrder();
+  assert(std::equal(plan.order.begin(), plan.order.begin() + written, post_order.begin()) &&
+         "the module's order is its post order up to the first call of a later computation");
+  rest.order.assign(post_order.begin() + written, post_order.end());
+  CutPieces(rest, threads, size);
+  WritePieces(module, os, rest, threads, window, nullptr);
+}
+
+void PrintModuleWhole(const HloModule &module, llvm::raw_ostream &os) {
   std::string block;
   TextBuffer buffer(block, os);
-  TextPrinter(buffer).AppendModule(*this);
+  TextPrinter(buffer, /*cache_shapes=*/true).AppendModule(module);
   buffer.Finish();
+}
+
+} // namespace printer
+
+void HloModule::Print(llvm::raw_ostream &os, unsigned threads) const {
+  if (static_cast<size_t>(instruction_count()) < printer::kMinInstructionsInPieces) {
+    printer::PrintModuleWhole(*this, os);
+    return;
+  }
+  printer::PieceOptions options;
+  options.threads = threads;
+  printer::PrintModuleInPieces(*this, os, options);
 }
 
 } // namespace loom::hlo

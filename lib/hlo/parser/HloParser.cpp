@@ -11,6 +11,13 @@
 // attributes, header attributes) is delimited by a balanced scan over (), []
 // and {} that skips quoted strings; nothing inside is interpreted.
 //
+// With HloParseOptions::threads > 1 a large module is parsed in pieces of
+// whole computations on several threads and joined in text order; any piece
+// that does not parse on its own sends the whole text after the header to
+// the sequential parser, so results and errors never depend on the thread
+// count (TryParsePieces; docs/hlo-text-format.md, "Parsing on several
+// threads").
+//
 //===----------------------------------------------------------------------===//
 
 #include "loom/hlo/parser/HloParser.h"
@@ -19,18 +26,28 @@
 #include "loom/hlo/ir/HloInstruction.h"
 #include "loom/hlo/ir/ShapeInference.h"
 #include "loom/support/Error.h"
+#include "loom/support/Parallel.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/ScopeExit.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringRef.h"
+#include "llvm/Support/Compiler.h"
 #include "llvm/Support/ErrorHandling.h"
 
+#include <algorithm>
 #include <array>
+#include <atomic>
+#include <cstdint>
 #include <cstring>
 #include <vector>
+
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 namespace loom::hlo {
 namespace {
@@ -38,16 +55,76 @@ namespace {
 using Attribute = HloInstruction::Attribute;
 using AttributeKind = HloInstruction::AttributeKind;
 
-bool IsDigit(char c) { return c >= '0' && c <= '9'; }
-bool IsLowerAlnum(char c) { return (c >= 'a' && c <= 'z') || IsDigit(c); }
-bool IsAlnum(char c) {
-  return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || IsDigit(c);
+/// Character classes, one table lookup each: the lexers test every byte.
+enum CharClass : uint8_t {
+  kClassLowerAlnum = 2, // a-z 0-9
+  kClassAlnum = 4,      // a-z A-Z 0-9
+  kClassName = 8,       // alnum _ . -
+  kClassAttributeName = 16, // alnum _ -
+  kClassSpace = 32,     // space \t \n \r \f \v
+  kClassDimension = 64, // what array dimensions are written with: 0-9 , < = ? space
+};
+constexpr std::array<uint8_t, 256> kCharClasses = [] {
+  std::array<uint8_t, 256> t{};
+  for (int c = 0; c < 256; ++c) {
+    bool digit = c >= '0' && c <= '9';
+    bool lower = c >= 'a' && c <= 'z';
+    bool alnum = digit || lower || (c >= 'A' && c <= 'Z');
+    uint8_t v = 0;
+    if (digit || lower)
+      v |= kClassLowerAlnum;
+    if (alnum)
+      v |= kClassAlnum;
+    if (alnum || c == '_' || c == '.' || c == '-')
+      v |= kClassName;
+    if (alnum || c == '_' || c == '-')
+      v |= kClassAttributeName;
+    if (c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v')
+      v |= kClassSpace;
+    if (digit || c == ',' || c == '<' || c == '=' || c == '?' || c == ' ')
+      v |= kClassDimension;
+    t[static_cast<size_t>(c)] = v;
+  }
+  return t;
+}();
+inline bool HasClass(char c, CharClass k) {
+  return kCharClasses[static_cast<unsigned char>(c)] & k;
 }
-bool IsNameChar(char c) { return IsAlnum(c) || c == '_' || c == '.' || c == '-'; }
-bool IsAttributeNameChar(char c) { return IsAlnum(c) || c == '_' || c == '-'; }
+
+bool IsDigit(char c) { return c >= '0' && c <= '9'; }
+bool IsLowerAlnum(char c) { return HasClass(c, kClassLowerAlnum); }
+bool IsAlnum(char c) { return HasClass(c, kClassAlnum); }
+bool IsNameChar(char c) { return HasClass(c, kClassName); }
+bool IsAttributeNameChar(char c) { return HasClass(c, kClassAttributeName); }
 bool IsHorizontalSpace(char c) { return c == ' ' || c == '\t'; }
-bool IsSpace(char c) {
-  return c == ' ' || c == '\t' || c == '\n' || c == '\r' || c == '\f' || c == '\v';
+bool IsSpace(char c) { return HasClass(c, kClassSpace); }
+
+/// `text` without trailing whitespace (StringRef::rtrim builds a table per
+/// call).
+llvm::StringRef TrimTrailingSpace(llvm::StringRef text) {
+  size_t n = text.size();
+  while (n > 0 && IsSpace(text[n - 1]))
+    --n;
+  return text.take_front(n);
+}
+
+/// The first byte in [p, end) that is one of `Chars`, or end: 16 bytes a
+/// step where SSE2 is there (every x86-64), a byte a step elsewhere.
+template <char... Chars> const char *FindFirstOf(const char *p, const char *end) {
+#if defined(__SSE2__)
+  while (end - p >= 16) {
+    __m128i block = _mm_loadu_si128(reinterpret_cast<const __m128i *>(p));
+    __m128i hit = _mm_setzero_si128();
+    ((hit = _mm_or_si128(hit, _mm_cmpeq_epi8(block, _mm_set1_epi8(Chars)))), ...);
+    if (int mask = _mm_movemask_epi8(hit))
+      return p + __builtin_ctz(static_cast<unsigned>(mask));
+    p += 16;
+  }
+#endif
+  for (; p < end; ++p)
+    if (((*p == Chars) || ...))
+      return p;
+  return end;
 }
 
 char CloserOf(char open) { return open == '(' ? ')' : open == '[' ? ']' : '}'; }
@@ -56,6 +133,14 @@ char CloserOf(char open) { return open == '(' ? ')' : open == '[' ? ']' : '}'; }
 enum class ReferenceKind { kNone, kComputation, kComputationList, kControlPredecessors };
 
 ReferenceKind ClassifyAttribute(llvm::StringRef name) {
+  // Runs for every attribute: most (metadata=, dimensions=, ...) start with
+  // a letter no reference attribute starts with.
+  switch (name.empty() ? '\0' : name[0]) {
+  case 't': case 'c': case 'b': case 's': case 'f':
+    break;
+  default:
+    return ReferenceKind::kNone;
+  }
   if (name == "to_apply" || name == "calls" || name == "condition" || name == "body" ||
       name == "select" || name == "scatter" || name == "true_computation" ||
       name == "false_computation")
@@ -75,8 +160,15 @@ enum StopAt : unsigned {
   kStopAtComment = 4,
 };
 
+/// Every key of the parser's tables, hashed as the IR's name table hashes.
+HloName NameKey(llvm::StringRef text) { return HloNameTable::Key(text); }
+
 /// Names are looked up once per operand.
-template <typename T> using NameMap = llvm::DenseMap<HloName, T, HloNameInfo>;
+bool SameText(llvm::StringRef a, llvm::StringRef b) {
+  return a.size() == b.size() && HloNameKeyInfo::SameBytes(a.data(), b.data(), a.size());
+}
+
+template <typename T> using NameMap = llvm::DenseMap<HloName, T, HloNameKeyInfo>;
 
 /// Opcode and element type lookups run for every instruction and every
 /// shape; a small hash table built once beats the IR's chains of compares
@@ -84,12 +176,12 @@ template <typename T> using NameMap = llvm::DenseMap<HloName, T, HloNameInfo>;
 std::optional<HloOpcode> LookupOpcode(llvm::StringRef text) {
   static const NameMap<HloOpcode> table = [] {
     NameMap<HloOpcode> t;
-#define LOOM_X(E, S) t[HloName(S)] = HloOpcode::E;
+#define LOOM_X(E, S) t[NameKey(S)] = HloOpcode::E;
     LOOM_HLO_OPCODE_LIST(LOOM_X)
 #undef LOOM_X
     return t;
   }();
-  auto it = table.find(HloName(text));
+  auto it = table.find(NameKey(text));
   if (it != table.end())
     return it->second;
   return StringToHloOpcode(text); // old spellings
@@ -98,12 +190,12 @@ std::optional<HloOpcode> LookupOpcode(llvm::StringRef text) {
 std::optional<PrimitiveType> LookupPrimitiveType(llvm::StringRef text) {
   static const NameMap<PrimitiveType> table = [] {
     NameMap<PrimitiveType> t;
-#define LOOM_X(E, S, B) t[HloName(S)] = PrimitiveType::E;
+#define LOOM_X(E, S, B) t[NameKey(S)] = PrimitiveType::E;
     LOOM_PRIMITIVE_TYPE_LIST(LOOM_X)
 #undef LOOM_X
     return t;
   }();
-  auto it = table.find(HloName(text));
+  auto it = table.find(NameKey(text));
   if (it == table.end())
     return std::nullopt;
   return it->second;
@@ -113,9 +205,10 @@ class Parser {
 public:
   /// Parses `module`'s source into it: what the IR keeps of the text are
   /// views into that source.
-  Parser(std::unique_ptr<HloModule> module, llvm::StringRef file_name)
+  Parser(std::unique_ptr<HloModule> module, llvm::StringRef file_name,
+         const HloParseOptions &options = HloParseOptions())
       : buffer_(module->source()), file_name_(file_name), cur_(buffer_.begin()),
-        end_(buffer_.end()), module_(std::move(module)) {}
+        end_(buffer_.end()), module_(std::move(module)), options_(options) {}
   /// Parses text that no module keeps (a shape).
   Parser(llvm::StringRef text, llvm::StringRef file_name)
       : buffer_(text), file_name_(file_name), cur_(text.begin()), end_(text.end()) {}
@@ -124,6 +217,14 @@ public:
   llvm::Expected<Shape> ParseShapeText();
 
 private:
+  /// Parses the computations of [begin, end) of `source` into `piece`, a
+  /// module of its own, as the sequential parser would parse them there
+  /// (TryParsePieces). `abandon`, once set, makes it stop early.
+  Parser(std::unique_ptr<HloModule> piece, llvm::StringRef source, llvm::StringRef file_name,
+         const char *begin, const char *end, const std::atomic<bool> *abandon)
+      : buffer_(source), file_name_(file_name), cur_(begin), end_(end),
+        module_(std::move(piece)), abandon_(abandon) {}
+
   /// Names visible to the operands of one computation's instructions.
   struct Scope {
     HloComputation *computation = nullptr;
@@ -133,7 +234,9 @@ private:
       HloInstruction *instruction = nullptr;
       llvm::StringRef shape_text;
     };
-    NameMap<Defined> instructions;
+    /// One of the parser's reused maps (Parser::scope_maps_), empty at
+    /// the start of the computation.
+    NameMap<Defined> &instructions;
     HloInstruction *root = nullptr;
     HloInstruction *last = nullptr;
   };
@@ -176,9 +279,14 @@ private:
   // ---- Tokens -------------------------------------------------------------
   /// Whitespace and comments. Called between almost every two tokens, so
   /// the common case (already at a token) stays inline.
-  void SkipTrivia() {
+  LLVM_ATTRIBUTE_ALWAYS_INLINE void SkipTrivia() {
     if (cur_ < end_ && !IsSpace(*cur_) && *cur_ != '/')
       return;
+    // One space between two tokens is the next most common case.
+    if (end_ - cur_ >= 2 && *cur_ == ' ' && !IsSpace(cur_[1]) && cur_[1] != '/') {
+      ++cur_;
+      return;
+    }
     SkipTriviaSlow();
   }
   void SkipTriviaSlow();
@@ -193,6 +301,14 @@ private:
       return true;
     }
     return Fail(cur_, "expected " + what);
+  }
+  /// Expect(c, before + name + "'"), the message made only on failure.
+  bool ExpectAfter(char c, const char *before, llvm::StringRef name) {
+    if (Peek(c)) {
+      ++cur_;
+      return true;
+    }
+    return Fail(cur_, llvm::Twine("expected ") + before + name + "'");
   }
   /// The rest of a `,`-separated list after its opening bracket, through
   /// `close`; the list may be empty. `element` reads one element (trivia
@@ -254,16 +370,19 @@ private:
                             HloInstruction *&result);
   bool ParseOperands(Scope &scope, int depth, llvm::SmallVectorImpl<HloInstruction *> &operands);
   bool ParseAttributes(Scope &scope, llvm::StringRef instruction, int depth,
-                       HloInstruction::AttributeList &attributes,
+                       llvm::SmallVectorImpl<Attribute> &attributes,
                        llvm::SmallVectorImpl<HloInstruction *> &control_predecessors);
   bool ParseComputationReference(llvm::StringRef instruction, llvm::StringRef attribute,
-                                 int depth, HloInstruction::AttributeList &attributes);
+                                 int depth, llvm::SmallVectorImpl<Attribute> &attributes);
   bool ParseControlPredecessors(Scope &scope, llvm::SmallVectorImpl<HloInstruction *> &preds);
   bool LooksLikeInlineComputation();
   bool InferShape(HloInstruction &inst, size_t first_pending, const char *at);
   bool NormalizeAttributes(HloInstruction &inst, size_t first_pending, const char *at);
   void UniquifyInstructionNames();
   bool Finish();
+  bool ParseComputations();
+  bool TryParsePieces();
+  std::vector<const char *> PieceStarts(unsigned threads) const;
 
   llvm::StringRef buffer_;
   llvm::StringRef file_name_;
@@ -293,6 +412,13 @@ private:
   /// Instruction shapes by their text: a dump repeats a few shapes over
   /// and over, and each is parsed once and shared (HloModule::AddSharedShape).
   NameMap<const Shape *> shapes_by_text_;
+  /// The name maps of the computations being read (ParseInstructions).
+  std::vector<std::unique_ptr<NameMap<Scope::Defined>>> scope_maps_;
+  size_t open_scopes_ = 0;
+
+  HloParseOptions options_;
+  /// Set when another piece failed (TryParsePieces).
+  const std::atomic<bool> *abandon_ = nullptr;
 };
 
 // ---- Tokens -----------------------------------------------------------------
@@ -326,7 +452,8 @@ void Parser::SkipTriviaSlow() {
 
 bool Parser::ConsumeKeyword(llvm::StringRef keyword) {
   size_t n = keyword.size();
-  if (static_cast<size_t>(end_ - cur_) < n || std::memcmp(cur_, keyword.data(), n) != 0)
+  if (static_cast<size_t>(end_ - cur_) < n ||
+      !HloNameKeyInfo::SameBytes(cur_, keyword.data(), n))
     return false;
   if (cur_ + n < end_ && IsNameChar(cur_[n]))
     return false;
@@ -368,11 +495,10 @@ bool Parser::SkipString() {
   const char *open = cur_;
   ++cur_;
   while (cur_ < end_) {
+    cur_ = FindFirstOf<'\\', '"'>(cur_, end_);
+    if (cur_ == end_)
+      break;
     char c = *cur_;
-    if (c != '\\' && c != '"') {
-      ++cur_;
-      continue;
-    }
     if (c == '\\') {
       cur_ += (end_ - cur_ >= 2) ? 2 : 1;
       continue;
@@ -390,16 +516,9 @@ bool Parser::SkipString() {
 // explicit stack, so deep input costs memory bounded by kMaxNestingDepth.
 bool Parser::ScanBalanced(unsigned stops) {
   // Most of a value is ordinary text; skip it without the checks below.
-  static const auto special = [] {
-    std::array<bool, 256> table{};
-    for (unsigned char c : llvm::StringRef("\"()[]{},\n\r/"))
-      table[c] = true;
-    return table;
-  }();
   llvm::SmallVector<const char *, 16> open;
   while (cur_ < end_) {
-    while (cur_ < end_ && !special[static_cast<unsigned char>(*cur_)])
-      ++cur_;
+    cur_ = FindFirstOf<'"', '(', ')', '[', ']', '{', '}', ',', '\n', '\r', '/'>(cur_, end_);
     if (cur_ == end_)
       break;
     char c = *cur_;
@@ -454,7 +573,7 @@ bool Parser::ScanAttributeValue(llvm::StringRef attribute, llvm::StringRef &valu
   const char *begin = cur_;
   if (!ScanBalanced(kStopAtComma | kStopAtNewline | kStopAtComment))
     return false;
-  value = llvm::StringRef(begin, cur_ - begin).rtrim();
+  value = TrimTrailingSpace(llvm::StringRef(begin, cur_ - begin));
   if (value.empty())
     return Fail(begin, Context() + "expected a value for attribute '" + attribute + "'");
   return true;
@@ -682,7 +801,7 @@ const char *Parser::ShapeTextEnd() const {
   llvm::StringRef type(cur_, p - cur_);
   bool takes_layout = type != "token" && type != "opaque";
   for (++p; p < end_ && *p != ']'; ++p)
-    if (!IsDigit(*p) && *p != ',' && *p != '<' && *p != '=' && *p != '?' && *p != ' ')
+    if (!HasClass(*p, kClassDimension))
       return nullptr;
   if (p == end_)
     return nullptr;
@@ -702,7 +821,7 @@ bool Parser::ParseInstructionShape(Shape &shape, const Shape *&shared) {
   const char *text_end = module_ ? ShapeTextEnd() : nullptr;
   if (!text_end)
     return ParseShapeAt(&shape, nullptr, 0);
-  HloName key(llvm::StringRef(cur_, text_end - cur_));
+  HloName key = NameKey(llvm::StringRef(cur_, text_end - cur_));
   auto it = shapes_by_text_.find(key);
   if (it != shapes_by_text_.end()) {
     shared = it->second;
@@ -833,9 +952,9 @@ bool Parser::ParseComputation() {
     return false;
   SkipTrivia();
   const char *open = cur_;
-  if (!Expect('{', "'{' to open computation '" + name + "'"))
+  if (!ExpectAfter('{', "'{' to open computation '", name))
     return false;
-  if (computations_by_name_.count(HloName(name)))
+  if (computations_by_name_.count(NameKey(name)))
     return Fail(at, "duplicate computation name '" + name + "'");
   auto owned = std::make_unique<HloComputation>(name.str());
   if (!ParseInstructions(*owned, open, 1))
@@ -850,7 +969,7 @@ bool Parser::ParseComputation() {
   }
   HloComputation *computation =
       module_->AddComputation(std::move(owned), /*names_reserved=*/true);
-  computations_by_name_[HloName(computation->name())] = computation;
+  computations_by_name_[NameKey(computation->name())] = computation;
   by_position_.push_back({open, computation});
   last_top_level_ = computation;
   if (!is_entry)
@@ -863,8 +982,16 @@ bool Parser::ParseComputation() {
 }
 
 bool Parser::ParseInstructions(HloComputation &computation, const char *open, int depth) {
-  Scope scope;
-  scope.computation = &computation;
+  // One map per level of computations written in place, kept from one
+  // computation to the next: clearing keeps its buckets, where a new map
+  // per computation grew them again every time.
+  if (scope_maps_.size() <= open_scopes_)
+    scope_maps_.push_back(std::make_unique<NameMap<Scope::Defined>>());
+  NameMap<Scope::Defined> &names = *scope_maps_[open_scopes_];
+  names.clear();
+  ++open_scopes_;
+  auto close = llvm::make_scope_exit([&] { --open_scopes_; });
+  Scope scope{&computation, names};
   while (true) {
     SkipTrivia();
     if (failed_)
@@ -968,7 +1095,7 @@ bool Parser::ParseOperands(Scope &scope, int depth,
       if (!ParseInstructionBody(scope, "", depth + 1, operand))
         return false;
     } else {
-      auto it = scope.instructions.find(HloName(name));
+      auto it = scope.instructions.find(NameKey(name));
       if (it == scope.instructions.end() || !it->second.instruction) {
         if (!check_shape())
           return false;
@@ -980,9 +1107,9 @@ bool Parser::ParseOperands(Scope &scope, int depth,
       // The same bytes as the definition's parse to the same shape; other
       // text is checked, then parsed again to compare.
       llvm::StringRef written(operand_begin, shape_end ? shape_end - operand_begin : 0);
-      if (shape_end && written != it->second.shape_text && !check_shape())
+      if (shape_end && !SameText(written, it->second.shape_text) && !check_shape())
         return false;
-      if (shape_end && written != it->second.shape_text &&
+      if (shape_end && !SameText(written, it->second.shape_text) &&
           !ShapeTextMatches(operand_begin, shape_end, operand->shape()))
         return Fail(operand_begin, Context() + "operand '" + name + "' is written as '" +
                                        llvm::StringRef(operand_begin, shape_end - operand_begin) +
@@ -994,7 +1121,7 @@ bool Parser::ParseOperands(Scope &scope, int depth,
       ++cur_;
       continue;
     }
-    return Expect(')', "',' or ')' after operand '" + name + "'");
+    return ExpectAfter(')', "',' or ')' after operand '", name);
   }
 }
 
@@ -1013,7 +1140,7 @@ bool Parser::LooksLikeInlineComputation() {
 }
 
 bool Parser::ParseComputationReference(llvm::StringRef instruction, llvm::StringRef attribute,
-                                       int depth, HloInstruction::AttributeList &attributes) {
+                                       int depth, llvm::SmallVectorImpl<Attribute> &attributes) {
   SkipHorizontalSpace();
   size_t index = attributes.size();
   // `calls={ a = ... }`: a computation written in place.
@@ -1070,7 +1197,7 @@ bool Parser::ParseControlPredecessors(Scope &scope,
     llvm::StringRef name;
     if (!LexName(name))
       return Fail(at, Context() + "expected an instruction name in 'control-predecessors'");
-    auto it = scope.instructions.find(HloName(name));
+    auto it = scope.instructions.find(NameKey(name));
     if (it == scope.instructions.end() || !it->second.instruction)
       return Fail(at, Context() + "unknown control predecessor '" + name + "'");
     preds.push_back(it->second.instruction);
@@ -1079,7 +1206,7 @@ bool Parser::ParseControlPredecessors(Scope &scope,
 }
 
 bool Parser::ParseAttributes(Scope &scope, llvm::StringRef instruction, int depth,
-                             HloInstruction::AttributeList &attributes,
+                             llvm::SmallVectorImpl<Attribute> &attributes,
                              llvm::SmallVectorImpl<HloInstruction *> &control_predecessors) {
   while (true) {
     SkipTrivia();
@@ -1093,7 +1220,7 @@ bool Parser::ParseAttributes(Scope &scope, llvm::StringRef instruction, int dept
     llvm::StringRef name = LexWhile(IsAttributeNameChar);
     if (name.empty())
       return Fail(at, Context() + "expected an attribute name");
-    if (!Expect('=', "'=' after attribute '" + name + "'"))
+    if (!ExpectAfter('=', "'=' after attribute '", name))
       return false;
     ReferenceKind kind = ClassifyAttribute(name);
     SkipTrivia();
@@ -1162,7 +1289,7 @@ bool Parser::NormalizeAttributes(HloInstruction &inst, size_t first_pending, con
 bool Parser::InferShape(HloInstruction &inst, size_t first_pending, const char *at) {
   for (size_t i = first_pending; i < pending_.size(); ++i) {
     const PendingReference &ref = pending_[i];
-    auto it = computations_by_name_.find(HloName(ref.name));
+    auto it = computations_by_name_.find(NameKey(ref.name));
     if (it != computations_by_name_.end())
       inst.mutable_attributes()[ref.attribute].computations[ref.slot] = it->second;
   }
@@ -1191,7 +1318,7 @@ bool Parser::ParseInstruction(Scope &scope, int depth) {
   current_instruction_ = name;
   // Entered now (one lookup per name); the instruction is filled in once
   // read, and an operand naming it before then is unknown.
-  HloName key(name);
+  HloName key = NameKey(name);
   auto [slot, inserted] = scope.instructions.try_emplace(key);
   if (!inserted)
     return Fail(name_at, "duplicate instruction name '" + name + "' in computation '" +
@@ -1201,7 +1328,7 @@ bool Parser::ParseInstruction(Scope &scope, int depth) {
   if (!module_->ReserveInstructionName(name))
     has_duplicate_names_ = true;
   SkipTrivia();
-  if (!Expect('=', "'=' after instruction name '" + name + "'"))
+  if (!ExpectAfter('=', "'=' after instruction name '", name))
     return false;
   SkipTrivia();
   HloInstruction *inst = nullptr;
@@ -1268,21 +1395,21 @@ bool Parser::ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
     return false;
   }
 
-  HloInstruction::AttributeList attributes;
-  llvm::SmallVector<HloInstruction *, 2> control_predecessors;
-  size_t first_pending = pending_.size();
-  if (!nested &&
-      !ParseAttributes(scope, name, depth, attributes, control_predecessors))
-    return false;
+  // Made before its attributes are read, which go into it in place; it
+  // joins the computation only once it is complete.
   std::unique_ptr<HloInstruction> owned =
       shared_shape ? HloInstruction::CreateWithSharedShape(opcode, shared_shape, operands)
                    : HloInstruction::Create(opcode, std::move(shape), operands);
+  llvm::SmallVector<HloInstruction *, 2> control_predecessors;
+  size_t first_pending = pending_.size();
+  if (!nested && !ParseAttributes(scope, name, depth, owned->mutable_attributes(),
+                                  control_predecessors))
+    return false;
   owned->SetNameView(name);
   owned->set_async_wrapped_opcode(wrapped);
   if (opcode == HloOpcode::kConstant)
     owned->set_literal_text(HloText::View(literal));
   owned->set_parameter_number(parameter_number);
-  owned->mutable_attributes() = std::move(attributes);
   if (!NormalizeAttributes(*owned, first_pending, opcode_at))
     return false;
   if (!has_shape && !InferShape(*owned, first_pending, opcode_at))
@@ -1304,13 +1431,13 @@ bool Parser::Finish() {
   for (const InlineComputation &ic : inline_) {
     std::string base = (ic.instruction + "." + ic.attribute).str();
     std::string name = base;
-    for (int n = 1; computations_by_name_.count(HloName(name)); ++n)
+    for (int n = 1; computations_by_name_.count(NameKey(name)); ++n)
       name = base + "." + std::to_string(n);
     ic.computation->SetName(std::move(name));
-    computations_by_name_[HloName(ic.computation->name())] = ic.computation;
+    computations_by_name_[NameKey(ic.computation->name())] = ic.computation;
   }
   for (const PendingReference &ref : pending_) {
-    auto it = computations_by_name_.find(HloName(ref.name));
+    auto it = computations_by_name_.find(NameKey(ref.name));
     if (it == computations_by_name_.end())
       return Fail(ref.at, "instruction '" + ref.instruction->name() +
                               "' refers to unknown computation '" + ref.name + "'");
@@ -1334,12 +1461,12 @@ void Parser::UniquifyInstructionNames() {
   if (!has_duplicate_names_)
     return;
   llvm::sort(by_position_, [](const auto &a, const auto &b) { return a.first < b.first; });
-  llvm::DenseSet<HloName, HloNameInfo> seen;
+  llvm::DenseSet<HloName, HloNameKeyInfo> seen;
   seen.reserve(static_cast<unsigned>(module_->instruction_count()));
   std::vector<HloInstruction *> duplicates;
   for (const auto &[open, computation] : by_position_)
     for (HloInstruction *inst : computation->instructions())
-      if (!seen.insert(HloName(inst->name())).second)
+      if (!seen.insert(NameKey(inst->name())).second)
         duplicates.push_back(inst);
   // Every parsed name is reserved in the module already, so the new names
   // cannot take one that is written somewhere in the text.
@@ -1347,19 +1474,168 @@ void Parser::UniquifyInstructionNames() {
     inst->SetNameView(module_->UniqueInstructionName(inst->name()));
 }
 
+bool Parser::ParseComputations() {
+  // The instructions read here live in the module's slabs, not one heap
+  // block each (HloInstructionArena.h).
+  HloInstructionArenaScope arena(&module_->instruction_arena());
+  while (true) {
+    SkipTrivia();
+    if (failed_)
+      return false;
+    if (cur_ == end_)
+      return true;
+    if (abandon_ && abandon_->load(std::memory_order_relaxed))
+      return Fail(cur_, "abandoned");
+    if (!ParseComputation())
+      return false;
+  }
+}
+
+// Where the pieces of the text after the header start: the first at cur_,
+// the others at lines that look like the start of a computation
+// (`[ENTRY] [%]name (` or `... {`), spread evenly over the text. A guess
+// may be wrong (the line may sit inside a comment or a string, or be an
+// instruction written at the start of a line); TryParsePieces then finds
+// that some piece does not parse and reads the module sequentially.
+std::vector<const char *> Parser::PieceStarts(unsigned threads) const {
+  std::vector<const char *> starts;
+  size_t rest = end_ - cur_;
+  size_t min_bytes = std::max<size_t>(options_.min_chunk_bytes, 1);
+  // Many pieces per thread: computations differ in size, and the thread
+  // that takes the last piece works alone while it reads it. At 1M
+  // instructions 32 per thread cut the lone tail from about 50 ms (8 per
+  // thread) to a few ms (docs/performance.md, "Threads").
+  constexpr size_t kPiecesPerThread = 32;
+  size_t wanted = std::min<size_t>(rest / min_bytes, size_t(threads) * kPiecesPerThread);
+  if (wanted < 2)
+    return starts;
+  starts.push_back(cur_);
+  auto looks_like_computation = [&](const char *p) {
+    const char *line_end = p;
+    while (line_end < end_ && *line_end != '\n')
+      ++line_end;
+    llvm::StringRef line(p, line_end - p);
+    if (line.consume_front("ENTRY"))
+      line = line.ltrim(" \t");
+    line.consume_front("%");
+    size_t name = 0;
+    while (name < line.size() && IsNameChar(line[name]))
+      ++name;
+    if (name == 0)
+      return false;
+    line = line.drop_front(name).ltrim(" \t");
+    return !line.empty() && (line[0] == '(' || line[0] == '{');
+  };
+  for (size_t i = 1; i < wanted; ++i) {
+    const char *p = std::max(cur_ + rest / wanted * i, starts.back() + 1);
+    // The first line that starts at or after p.
+    while (p < end_) {
+      if (p[-1] != '\n') {
+        const void *eol = std::memchr(p, '\n', end_ - p);
+        if (!eol)
+          return starts;
+        p = static_cast<const char *>(eol) + 1;
+        continue;
+      }
+      char c = *p;
+      if ((c == '%' || c == 'E' || IsNameChar(c)) && looks_like_computation(p))
+        break;
+      ++p;
+    }
+    if (p >= end_)
+      break;
+    starts.push_back(p);
+  }
+  if (starts.size() < 2)
+    starts.clear();
+  return starts;
+}
+
+// Parses the computations in pieces, each on its own into a module of its
+// own, and joins them in text order. A piece reads exactly what the
+// sequential parser reads from the same position (it starts where a
+// computation would and must end at the next piece's start), so the join
+// is the sequential result, provided the pieces do not clash: the state
+// that crosses pieces (computation names, the ENTRY mark, instruction
+// names, shapes inferred from earlier callees) is checked here or makes a
+// piece fail. On any failure nothing is kept and the caller parses
+// sequentially, so errors are exactly the sequential ones.
+bool Parser::TryParsePieces() {
+  unsigned threads = resolveThreadCount(options_.threads);
+  if (threads <= 1)
+    return false;
+  std::vector<const char *> starts = PieceStarts(threads);
+  if (starts.empty())
+    return false;
+  size_t count = starts.size();
+  std::vector<std::unique_ptr<Parser>> pieces(count);
+  std::atomic<bool> abandon{false};
+  // Largest first: a large piece taken last (the entry computation of a
+  // dump is often the largest and comes last) would leave the other
+  // threads idle. Which thread parses which piece changes nothing else.
+  auto piece_end = [&](size_t i) { return i + 1 < count ? starts[i + 1] : end_; };
+  std::vector<size_t> by_size(count);
+  for (size_t i = 0; i < count; ++i)
+    by_size[i] = i;
+  llvm::stable_sort(by_size, [&](size_t a, size_t b) {
+    return piece_end(a) - starts[a] > piece_end(b) - starts[b];
+  });
+  parallelFor(threads, count, [&](size_t k) {
+    size_t i = by_size[k];
+    if (abandon.load(std::memory_order_relaxed))
+      return;
+    auto module = std::make_unique<HloModule>("");
+    module->IndexInstructionNames();
+    const char *end = piece_end(i);
+    std::unique_ptr<Parser> piece(
+        new Parser(std::move(module), buffer_, file_name_, starts[i], end, &abandon));
+    if (!piece->ParseComputations())
+      abandon.store(true, std::memory_order_relaxed);
+    pieces[i] = std::move(piece);
+  });
+  if (abandon.load(std::memory_order_relaxed))
+    return false;
+  // What the sequential parser would refuse across pieces.
+  NameMap<HloComputation *> by_name;
+  HloComputation *entry = nullptr;
+  for (const auto &piece : pieces) {
+    if (piece->entry_) {
+      if (entry)
+        return false;
+      entry = piece->entry_;
+    }
+    for (const auto &[name, computation] : piece->computations_by_name_)
+      if (!by_name.try_emplace(name, computation).second)
+        return false;
+  }
+  computations_by_name_ = std::move(by_name);
+  entry_ = entry;
+  for (const auto &piece : pieces) {
+    if (!module_->AppendPiece(*piece->module_))
+      has_duplicate_names_ = true;
+    has_duplicate_names_ |= piece->has_duplicate_names_;
+    if (piece->last_top_level_)
+      last_top_level_ = piece->last_top_level_;
+    pending_.insert(pending_.end(), piece->pending_.begin(), piece->pending_.end());
+    inline_.insert(inline_.end(), piece->inline_.begin(), piece->inline_.end());
+    unnamed_.insert(unnamed_.end(), piece->unnamed_.begin(), piece->unnamed_.end());
+    by_position_.insert(by_position_.end(), piece->by_position_.begin(),
+                        piece->by_position_.end());
+  }
+  cur_ = end_;
+  if (options_.pieces_joined)
+    *options_.pieces_joined = count;
+  return true;
+}
+
 llvm::Expected<std::unique_ptr<HloModule>> Parser::ParseModule() {
   // The module's name table is filled as names are read (ParseInstruction).
   module_->IndexInstructionNames();
   if (!ParseHeader() || !ParseStackFrameIndex())
     return TakeError();
-  while (true) {
-    SkipTrivia();
-    if (failed_ || cur_ == end_)
-      break;
-    if (!ParseComputation())
-      break;
-  }
-  if (!failed_)
+  if (options_.pieces_joined)
+    *options_.pieces_joined = 0;
+  if (TryParsePieces() || ParseComputations())
     Finish();
   if (failed_)
     return TakeError();
@@ -1388,21 +1664,33 @@ llvm::Expected<std::unique_ptr<HloModule>> ParseHloModule(llvm::StringRef text,
 
 llvm::Expected<std::unique_ptr<HloModule>> ParseHloModuleOwned(std::string text,
                                                                llvm::StringRef file_name) {
+  return ParseHloModuleOwned(std::move(text), file_name, HloParseOptions());
+}
+
+llvm::Expected<std::unique_ptr<HloModule>>
+ParseHloModuleOwned(std::unique_ptr<llvm::MemoryBuffer> buffer, llvm::StringRef file_name) {
+  return ParseHloModuleOwned(std::move(buffer), file_name, HloParseOptions());
+}
+
+llvm::Expected<std::unique_ptr<HloModule>> ParseHloModuleOwned(std::string text,
+                                                               llvm::StringRef file_name,
+                                                               const HloParseOptions &options) {
   // Names and texts are 32-bit views (HloText).
   if (text.size() > UINT32_MAX)
     return makeError(file_name + ": input of 4 GiB or more is not supported");
   auto module = std::make_unique<HloModule>("");
   module->set_source(std::move(text));
-  return Parser(std::move(module), file_name).ParseModule();
+  return Parser(std::move(module), file_name, options).ParseModule();
 }
 
 llvm::Expected<std::unique_ptr<HloModule>>
-ParseHloModuleOwned(std::unique_ptr<llvm::MemoryBuffer> buffer, llvm::StringRef file_name) {
+ParseHloModuleOwned(std::unique_ptr<llvm::MemoryBuffer> buffer, llvm::StringRef file_name,
+                    const HloParseOptions &options) {
   if (buffer->getBufferSize() > UINT32_MAX)
     return makeError(file_name + ": input of 4 GiB or more is not supported");
   auto module = std::make_unique<HloModule>("");
   module->set_source(std::move(buffer));
-  return Parser(std::move(module), file_name).ParseModule();
+  return Parser(std::move(module), file_name, options).ParseModule();
 }
 
 llvm::Expected<Shape> ParseShape(llvm::StringRef text) {

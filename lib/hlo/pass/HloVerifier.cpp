@@ -4,6 +4,7 @@
 #include "loom/hlo/ir/HloAttributes.h"
 #include "loom/hlo/ir/ShapeInference.h"
 #include "loom/support/Error.h"
+#include "loom/support/Parallel.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -13,7 +14,9 @@
 #include "llvm/Support/MathExtras.h"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <iterator>
 #include <optional>
 #include <string>
 #include <vector>
@@ -29,6 +32,9 @@ constexpr size_t kMaxProblems = 50;
 /// which are bounds for `<=N`, still compared): XLA's ShapeUtil::Compatible,
 /// which its verifier uses when it is not layout sensitive.
 bool SameShape(const Shape &a, const Shape &b) {
+  // Parsed instructions share one Shape per distinct shape text.
+  if (&a == &b)
+    return true;
   if (a.element_type() != b.element_type())
     return false;
   if (a.IsBuffer())
@@ -109,77 +115,82 @@ uint64_t HashName(llvm::StringRef name) {
   return hash;
 }
 
-/// The instruction names of a module, for the rule that they are unique.
-/// One open-addressing table sized once for the whole module (a DenseMap of
-/// StringRef compares the text of every name a probe passes, a cache miss
-/// each): a slot holds 32 bits of the name's hash and the position of its
-/// entry, so the text is compared only when those bits agree, which is a
-/// real duplicate or one probe in 2^32.
+/// The instruction names of one part of a module, for the rule that they
+/// are unique (a name belongs to part PartOf(hash), so the parts are
+/// independent and may be filled on different threads). An open-addressing
+/// table (a DenseMap of StringRef compares the text of every name a probe
+/// passes, a cache miss each): a slot holds 32 bits of the name's hash and
+/// the instruction's position in the module (the walks keep the
+/// instructions and their hashes), so the text is compared only when those
+/// bits agree, which is a real duplicate or one probe in 2^32.
 ///
 /// At a million names the table is far larger than the caches and each
-/// insertion is a miss to memory; Hash() prefetches the slot, so a caller
-/// that hashes a batch of names before inserting them waits for the misses
-/// together rather than one after another.
+/// insertion is a miss to memory; Prefetch() starts loading a slot, so a
+/// caller that prefetches a few names ahead of their insertion waits for
+/// the misses together rather than one after another.
 class NameTable {
 public:
+  /// Where an instruction is: its computation's position in the module and
+  /// its own in the computation; from the position in the module (`index`).
+  using Locate = llvm::function_ref<std::pair<uint32_t, uint32_t>(uint32_t index)>;
+  using InstructionAt = llvm::function_ref<const HloInstruction *(uint32_t index)>;
+  using HashAt = llvm::function_ref<uint64_t(uint32_t index)>;
+
   explicit NameTable(size_t expected) {
-    entries_.reserve(expected);
-    Rehash(llvm::PowerOf2Ceil(std::max<size_t>(16, 2 * expected)));
+    Rehash(llvm::PowerOf2Ceil(std::max<size_t>(16, 2 * expected)), nullptr);
   }
 
-  /// The hash Insert takes; starts loading its slot.
-  uint64_t Hash(llvm::StringRef name) const {
-    uint64_t hash = HashName(name);
-    __builtin_prefetch(&slots_[hash & mask_]);
-    return hash;
+  /// The part of `parts` a name of hash `hash` belongs to: from the bits
+  /// the slot index does not use.
+  static unsigned PartOf(uint64_t hash, unsigned parts) {
+    return static_cast<unsigned>(((hash >> 32) * parts) >> 32);
   }
 
-  /// Records that `comp` has the instruction `inst` (whose name's Hash() is
-  /// `hash`) and returns null, or returns the computation whose instruction
-  /// had the name first.
-  const HloComputation *Insert(const HloInstruction *inst, uint64_t hash,
-                               const HloComputation *comp) {
-    if (2 * (entries_.size() + 1) > slots_.size())
-      Rehash(2 * slots_.size());
+  void Prefetch(uint64_t hash) const { __builtin_prefetch(&slots_[hash & mask_]); }
+
+  /// Records the instruction of position `index` in the module, whose name
+  /// `inst_at(index)->name()` hashes to `hash`, and returns -1; or returns
+  /// the position of the instruction that had the name first.
+  int64_t Insert(uint32_t index, uint64_t hash, InstructionAt inst_at, HashAt hash_at) {
+    if (2 * (count_ + 1) > slots_.size())
+      Rehash(2 * slots_.size(), hash_at);
     uint32_t tag = static_cast<uint32_t>(hash >> 32);
     for (size_t i = hash & mask_;; i = (i + 1) & mask_) {
       uint64_t slot = slots_[i];
       if (slot == 0) {
-        // An entry's position fits 32 bits: a module of 2^32 instructions
-        // would need terabytes.
-        entries_.push_back({inst, comp});
-        slots_[i] = (uint64_t(tag) << 32) | entries_.size();
-        return nullptr;
+        // A position fits 32 bits: a module of 2^32 instructions would
+        // need terabytes.
+        slots_[i] = (uint64_t(tag) << 32) | (uint64_t(index) + 1);
+        ++count_;
+        return -1;
       }
       if (static_cast<uint32_t>(slot >> 32) != tag)
         continue;
-      const Entry &e = entries_[static_cast<uint32_t>(slot) - 1];
-      if (e.inst->name() == inst->name())
-        return e.comp;
+      uint32_t earlier = static_cast<uint32_t>(slot) - 1;
+      if (inst_at(earlier)->name() == inst_at(index)->name())
+        return earlier;
     }
   }
 
 private:
-  struct Entry {
-    const HloInstruction *inst;
-    const HloComputation *comp;
-  };
-
-  void Rehash(size_t slot_count) {
+  void Rehash(size_t slot_count, HashAt hash_at) {
+    std::vector<uint64_t> old = std::move(slots_);
     slots_.assign(slot_count, 0);
     mask_ = slot_count - 1;
-    for (size_t k = 0; k < entries_.size(); ++k) {
-      uint64_t hash = HashName(entries_[k].inst->name());
+    for (uint64_t slot : old) {
+      if (!slot)
+        continue;
+      uint64_t hash = hash_at(static_cast<uint32_t>(slot) - 1);
       size_t i = hash & mask_;
       while (slots_[i])
         i = (i + 1) & mask_;
-      slots_[i] = ((hash >> 32) << 32) | (k + 1);
+      slots_[i] = slot;
     }
   }
 
   std::vector<uint64_t> slots_; // 0: empty
   size_t mask_ = 0;
-  std::vector<Entry> entries_;
+  size_t count_ = 0;
 };
 
 /// The instructions a walk over one computation has passed, for the check
@@ -191,23 +202,32 @@ class InstructionSet {
 public:
   void Reset(size_t expected) {
     size_t size = llvm::PowerOf2Ceil(std::max<size_t>(16, 2 * expected));
-    if (slots_.size() < size)
+    if (slots_.size() < size) {
       slots_.resize(size);
+      positions_.resize(size);
+    }
     std::fill(slots_.begin(), slots_.begin() + size, nullptr);
     mask_ = size - 1;
     count_ = 0;
   }
-  void Insert(const HloInstruction *inst) {
+  /// Adds `inst`, the instruction at `position` in the walk.
+  void Insert(const HloInstruction *inst, uint32_t position) {
     // A walk inserts the instructions Reset was told of; more still fit.
     if (2 * (count_ + 1) > mask_ + 1)
       Grow();
     size_t i = Find(inst);
     if (!slots_[i]) {
       slots_[i] = inst;
+      positions_[i] = position;
       ++count_;
     }
   }
   bool Contains(const HloInstruction *inst) const { return slots_[Find(inst)] == inst; }
+  /// The position Insert was given for `inst`; -1 when it is not in the set.
+  int64_t PositionOf(const HloInstruction *inst) const {
+    size_t i = Find(inst);
+    return slots_[i] == inst ? int64_t(positions_[i]) : -1;
+  }
 
 private:
   size_t Find(const HloInstruction *inst) const {
@@ -218,13 +238,15 @@ private:
   }
   void Grow() {
     std::vector<const HloInstruction *> old(slots_.begin(), slots_.begin() + mask_ + 1);
+    std::vector<uint32_t> old_positions(positions_.begin(), positions_.begin() + mask_ + 1);
     Reset(mask_ + 1);
-    for (const HloInstruction *inst : old)
-      if (inst)
-        Insert(inst);
+    for (size_t k = 0; k < old.size(); ++k)
+      if (old[k])
+        Insert(old[k], old_positions[k]);
   }
 
   std::vector<const HloInstruction *> slots_;
+  std::vector<uint32_t> positions_; // of the instruction in the same slot
   size_t mask_ = 0;
   size_t count_ = 0;
 };
@@ -265,26 +287,72 @@ void Prefetch(const HloInstruction *inst) {
     __builtin_prefetch(bytes + offset);
 }
 
-class Verifier {
+/// The kinds of problem, in the order the report lists them: the module's
+/// own, names, computation references, then for each computation in
+/// module order its root and parameter numbers, the structure of each
+/// instruction, a cycle, and the shape rules of each instruction. One walk
+/// over each computation finds its problems of the kinds from kCallee on;
+/// the name rule runs over the whole module once the walks are done.
+enum class Kind : uint8_t { kModule, kName, kCallee, kHead, kStructure, kCycle, kRule };
+constexpr size_t kFirstWalkKind = static_cast<size_t>(Kind::kCallee);
+constexpr size_t kWalkKinds = static_cast<size_t>(Kind::kRule) + 1 - kFirstWalkKind;
+
+/// `computation 'c', instruction 'i': msg`, either name left out when null.
+std::string FormatProblem(const HloComputation *comp, const HloInstruction *inst,
+                          const llvm::Twine &msg) {
+  std::string line;
+  if (comp)
+    line += "computation '" + comp->name() + "'";
+  if (inst)
+    line += ((line.empty() ? "" : ", ") + llvm::Twine("instruction '") + inst->name() + "'").str();
+  if (!line.empty())
+    line += ": ";
+  return line + msg.str();
+}
+
+/// What the walk over one computation found; written only by the thread
+/// that walks it, read by the caller once every walk is done.
+struct ComputationResult {
+  /// The first kMaxProblems problems of each kind from kCallee on, in the
+  /// order found, and how many there were of each, kept or not. That is
+  /// enough: the report lists a computation's problems kind by kind, and
+  /// shows kMaxProblems in all.
+  std::vector<std::string> lines[kWalkKinds];
+  size_t counts[kWalkKinds] = {};
+  /// Every computation reference of the computation is to a computation of
+  /// the module. The shape rules read callees, so they stop at the first
+  /// that is not (and the report leaves out every shape rule's problem
+  /// when one computation has such a reference, as if the rules had run
+  /// only on a module without one).
+  bool callees_ok = true;
+  /// The instructions in text order and the hashes of their names
+  /// (HashName), for the name rule.
+  std::vector<const HloInstruction *> insts;
+  std::vector<uint64_t> name_hashes;
+};
+
+/// Starts loading what a walk reads of an instruction besides the
+/// instruction itself: its name (text in the module's source, far from
+/// the instruction) and its attribute list.
+void PrefetchText(const HloInstruction *inst) {
+  __builtin_prefetch(inst->name().data());
+  __builtin_prefetch(inst->attributes().data());
+}
+
+/// The walk over one computation: every check but the name rule. One per
+/// thread, reused from one computation to the next; it reads the module
+/// and writes only the ComputationResult it is given.
+class ComputationVerifier {
 public:
-  explicit Verifier(const HloModule &module)
-      : module_(module),
-        instruction_names_(static_cast<size_t>(module.instruction_count())) {}
-  llvm::Error Run();
+  ComputationVerifier(const HloModule &module,
+                      const llvm::DenseSet<const HloComputation *> &computations)
+      : module_(module), computations_(computations) {}
+  void Check(const HloComputation &comp, ComputationResult &result);
 
 private:
   // ---- Reporting ----
-  /// The kinds of problem, in the order the report lists them: the module's
-  /// own, names, computation references, then for each computation in
-  /// module order its root and parameter numbers, the structure of each
-  /// instruction, a cycle, and the shape rules of each instruction. One walk
-  /// over each computation finds them all; the report sorts them.
-  enum class Kind : uint8_t {
-    kModule, kName, kCallee, kHead, kStructure, kCycle, kRule, kCount
-  };
-  /// Reports a problem of kind kind_.
+  /// Reports a problem of kind kind_ (kCallee or later).
   void Report(const HloComputation *comp, const HloInstruction *inst, const llvm::Twine &msg);
-  llvm::Error MakeReport();
   /// A problem with the instruction being checked.
   void Fail(const llvm::Twine &msg) { Report(comp_, inst_, msg); }
   void FailAccessor(llvm::Error error) { Fail(AccessorMessage(*inst_, std::move(error))); }
@@ -296,21 +364,21 @@ private:
     return std::nullopt;
   }
 
-  // ---- Module and computation structure ----
-  /// Every check of one computation, in one walk over its instructions.
-  void CheckComputation(const HloComputation &comp);
-  /// Computation references of inst_ that exist (clears callees_ok_ when
+  // ---- Computation structure ----
+  /// Computation references of inst_ that exist (clears callees_ok when
   /// one dangles).
   void CheckCallees();
-  /// The module-wide name rule for the instructions of `batch` (NameTable).
-  void CheckNames(llvm::ArrayRef<const HloInstruction *> batch, const uint64_t *hashes);
   /// Parent, operand, user and control edges of inst_, and its shape; clears
   /// `operands_local` when an edge leaves the computation, `in_text_order`
   /// when one goes to an instruction not yet passed.
-  void CheckEdges(bool &operands_local, bool &in_text_order);
+  void CheckEdges(size_t position, bool &operands_local, bool &in_text_order);
   void CheckParameterNumbers(const HloComputation &comp,
                              llvm::ArrayRef<const HloInstruction *> params);
+  /// By position in the walk; CheckNoCyclesByMap when an edge goes to an
+  /// instruction that names the computation as its parent without being
+  /// one of its instructions.
   void CheckNoCycles(const HloComputation &comp);
+  void CheckNoCyclesByMap(const HloComputation &comp);
   void CheckShapeIsValid(const Shape &shape);
 
   // ---- Shape rules, one instruction (inst_) at a time ----
@@ -369,106 +437,32 @@ private:
                           bool unique);
 
   const HloModule &module_;
-  llvm::DenseSet<const HloComputation *> computations_;
-  llvm::DenseMap<llvm::StringRef, const HloComputation *> computation_names_;
-  NameTable instruction_names_;
-  /// Every computation reference so far is to a computation of the module.
-  /// The shape rules read callees, so they run only while this holds.
-  bool callees_ok_ = true;
+  const llvm::DenseSet<const HloComputation *> &computations_;
   /// The parameters of the computation being checked, in text order.
   std::vector<const HloInstruction *> params_;
-  /// The instructions of the computation being checked, in text order.
-  std::vector<const HloInstruction *> insts_;
   InstructionSet passed_;
-  struct Problem {
-    Kind kind;
-    /// Of the computation it was found in, for the kinds listed per
-    /// computation.
-    size_t ordinal;
-    std::string line;
-  };
-  /// The problems found, up to kMaxProblems of each kind: each kind is found
-  /// in report order, so that is enough for the report's first kMaxProblems.
-  std::vector<Problem> problems_;
-  /// Position of comp_ in the module.
-  size_t ordinal_ = 0;
-  /// Problems found of each kind, kept or not.
-  size_t counts_[static_cast<size_t>(Kind::kCount)] = {};
-  Kind kind_ = Kind::kModule;
+  /// CheckNoCycles' state of each instruction, by position.
+  std::vector<uint8_t> cycle_state_;
+  /// Shapes found valid, by address (CheckEdges).
+  const Shape *valid_shapes_[64] = {};
+  ComputationResult *result_ = nullptr;
+  Kind kind_ = Kind::kHead;
   const HloComputation *comp_ = nullptr;
   const HloInstruction *inst_ = nullptr;
 };
 
-void Verifier::Report(const HloComputation *comp, const HloInstruction *inst,
-                      const llvm::Twine &msg) {
-  if (++counts_[static_cast<size_t>(kind_)] > kMaxProblems)
+void ComputationVerifier::Report(const HloComputation *comp, const HloInstruction *inst,
+                                 const llvm::Twine &msg) {
+  size_t k = static_cast<size_t>(kind_) - kFirstWalkKind;
+  if (++result_->counts[k] > kMaxProblems)
     return;
-  std::string line;
-  if (comp)
-    line += "computation '" + comp->name() + "'";
-  if (inst)
-    line += ((line.empty() ? "" : ", ") + llvm::Twine("instruction '") + inst->name() + "'").str();
-  if (!line.empty())
-    line += ": ";
-  problems_.push_back({kind_, ordinal_, line + msg.str()});
+  result_->lines[k].push_back(FormatProblem(comp, inst, msg));
 }
 
-llvm::Error Verifier::MakeReport() {
-  // The shape rules stopped at the first dangling computation reference;
-  // what they found before it is not reported, as if they had run only on
-  // a module without one.
-  if (!callees_ok_) {
-    counts_[static_cast<size_t>(Kind::kRule)] = 0;
-    llvm::erase_if(problems_, [](const Problem &p) { return p.kind == Kind::kRule; });
-  }
-  auto key = [](const Problem &p) {
-    if (p.kind < Kind::kHead)
-      return std::make_pair(size_t(0), p.kind);
-    return std::make_pair(1 + p.ordinal, p.kind);
-  };
-  std::stable_sort(problems_.begin(), problems_.end(),
-                   [&](const Problem &a, const Problem &b) { return key(a) < key(b); });
-  size_t total = 0;
-  for (size_t count : counts_)
-    total += count;
-  if (total == 0)
-    return llvm::Error::success();
-  size_t shown = std::min(problems_.size(), kMaxProblems);
-  std::string msg;
-  for (size_t i = 0; i < shown; ++i) {
-    if (i)
-      msg += '\n';
-    msg += problems_[i].line;
-  }
-  if (total > shown)
-    msg += "\n... and " + std::to_string(total - shown) + " more problems";
-  return makeError(msg);
-}
-
-llvm::Error Verifier::Run() {
-  for (const HloComputation *comp : module_.computations())
-    computations_.insert(comp);
-  kind_ = Kind::kModule;
-  if (!module_.entry_computation())
-    Report(nullptr, nullptr, "module '" + module_.name() + "' has no entry computation");
-  else if (!computations_.contains(module_.entry_computation()))
-    Report(nullptr, nullptr, "the entry computation of module '" + module_.name() +
-                                 "' is not one of its computations");
-  computation_names_.reserve(static_cast<unsigned>(module_.computation_count()));
-  ordinal_ = 0;
-  for (const HloComputation *comp : module_.computations()) {
-    comp_ = comp;
-    inst_ = nullptr;
-    CheckComputation(*comp);
-    ++ordinal_;
-  }
-  return MakeReport();
-}
-
-void Verifier::CheckComputation(const HloComputation &comp) {
-  kind_ = Kind::kName;
-  if (!computation_names_.try_emplace(comp.name(), &comp).second)
-    Report(&comp, nullptr, "another computation has the same name");
+void ComputationVerifier::Check(const HloComputation &comp, ComputationResult &result) {
+  result_ = &result;
+  comp_ = &comp;
+  inst_ = nullptr;
   kind_ = Kind::kHead;
   const HloInstruction *root = comp.root_instruction();
   if (!root)
@@ -478,43 +472,45 @@ void Verifier::CheckComputation(const HloComputation &comp) {
 
   // Every check of an instruction is made while it is in the cache: a walk
   // over a large module is a cache miss per instruction, and each of the
-  // instruction's cache lines is one more. The instructions some steps
-  // ahead are prefetched, and names are hashed a batch ahead of their table
-  // lookups (NameTable).
-  insts_.clear();
+  // instruction's cache lines is one more, and its name and its attribute
+  // list (which live elsewhere) two more. The instructions some steps ahead
+  // are prefetched, and the name and attributes of those half as far ahead,
+  // whose own lines have arrived by then.
+  std::vector<const HloInstruction *> &insts = result.insts;
+  insts.reserve(static_cast<size_t>(comp.instruction_count()));
   for (const HloInstruction *inst : comp.instructions())
-    insts_.push_back(inst);
-  // Distances measured on the 1M-instruction benchmark module (0.19 s
-  // without prefetching the instructions, 0.16 s with).
+    insts.push_back(inst);
+  const size_t n = insts.size();
+  result.name_hashes.resize(n);
+  // On the 1M-instruction module of bench/HloVerifyBench, distances from 8
+  // to 64 take the same time; without prefetching the instructions the
+  // walk took 0.19 s rather than 0.16 s.
   constexpr size_t kAhead = 32;
-  constexpr size_t kBatch = 32;
-  uint64_t hashes[kBatch];
-  size_t batch_start = 0;
+  constexpr size_t kTextAhead = kAhead / 2;
+  for (size_t i = 0; i < std::min(n, kTextAhead); ++i)
+    PrefetchText(insts[i]);
   params_.clear();
-  passed_.Reset(insts_.size());
+  passed_.Reset(n);
   bool operands_local = true;
   bool in_text_order = true;
-  for (size_t i = 0; i < insts_.size(); ++i) {
-    if (i + kAhead < insts_.size())
-      Prefetch(insts_[i + kAhead]);
-    const HloInstruction *inst = insts_[i];
+  for (size_t i = 0; i < n; ++i) {
+    if (i + kAhead < n)
+      Prefetch(insts[i + kAhead]);
+    if (i + kTextAhead < n)
+      PrefetchText(insts[i + kTextAhead]);
+    const HloInstruction *inst = insts[i];
     inst_ = inst;
     if (inst->opcode() == HloOpcode::kParameter)
       params_.push_back(inst);
     CheckCallees();
-    hashes[i - batch_start] = instruction_names_.Hash(inst->name());
-    if (i + 1 - batch_start == kBatch) {
-      CheckNames(llvm::ArrayRef(insts_).slice(batch_start, kBatch), hashes);
-      batch_start = i + 1;
-    }
-    CheckEdges(operands_local, in_text_order);
+    result.name_hashes[i] = HashName(inst->name());
+    CheckEdges(i, operands_local, in_text_order);
     // The shape rules read callees: not after a dangling reference.
-    if (callees_ok_) {
+    if (result.callees_ok) {
       kind_ = Kind::kRule;
       CheckInstruction();
     }
   }
-  CheckNames(llvm::ArrayRef(insts_).drop_front(batch_start), hashes);
   inst_ = nullptr;
   kind_ = Kind::kHead;
   CheckParameterNumbers(comp, params_);
@@ -525,13 +521,13 @@ void Verifier::CheckComputation(const HloComputation &comp) {
     CheckNoCycles(comp);
 }
 
-void Verifier::CheckCallees() {
+void ComputationVerifier::CheckCallees() {
   for (const HloInstruction::Attribute &attr : inst_->attributes()) {
     for (const HloComputation *callee : attr.computations) {
       if (callee && computations_.contains(callee))
         continue;
       // Not dereferenced: a computation outside the module may be gone.
-      callees_ok_ = false;
+      result_->callees_ok = false;
       kind_ = Kind::kCallee;
       Report(comp_, inst_, llvm::Twine(attr.name.ref()) +
                                " refers to a computation that is not in the module");
@@ -539,32 +535,24 @@ void Verifier::CheckCallees() {
   }
 }
 
-void Verifier::CheckNames(llvm::ArrayRef<const HloInstruction *> batch,
-                          const uint64_t *hashes) {
-  // XLA requires instruction names to be unique across the module, not just
-  // within a computation: passes look instructions up by name module-wide.
-  kind_ = Kind::kName;
-  for (size_t k = 0; k < batch.size(); ++k) {
-    const HloInstruction *inst = batch[k];
-    const HloComputation *first = instruction_names_.Insert(inst, hashes[k], comp_);
-    if (!first)
-      continue;
-    if (first == comp_)
-      Report(comp_, inst, "name used by two instructions of this computation");
-    else
-      Report(comp_, inst, "name already used by an instruction of computation '" +
-                              first->name() + "'; instruction names must be "
-                              "unique across the module");
-  }
-}
-
-void Verifier::CheckEdges(bool &operands_local, bool &in_text_order) {
+void ComputationVerifier::CheckEdges(size_t position, bool &operands_local,
+                                     bool &in_text_order) {
   kind_ = Kind::kStructure;
   const HloInstruction *inst = inst_;
   const HloComputation *comp = comp_;
   if (inst->parent() != comp)
     Report(comp, inst, "its parent is not the computation that holds it");
-  CheckShapeIsValid(inst->shape());
+  // Parsed instructions share one Shape per distinct shape text: one found
+  // valid is not checked again (an invalid one is, for every instruction).
+  const Shape *shape = &inst->shape();
+  const Shape *&known = valid_shapes_[(reinterpret_cast<uintptr_t>(shape) >> 4) %
+                                      std::size(valid_shapes_)];
+  if (known != shape) {
+    size_t before = result_->counts[static_cast<size_t>(Kind::kStructure) - kFirstWalkKind];
+    CheckShapeIsValid(*shape);
+    if (result_->counts[static_cast<size_t>(Kind::kStructure) - kFirstWalkKind] == before)
+      known = shape;
+  }
   for (int64_t i = 0; i < inst->operand_count(); ++i) {
     const HloInstruction *op = inst->operand(i);
     if (!op) {
@@ -594,10 +582,200 @@ void Verifier::CheckEdges(bool &operands_local, bool &in_text_order) {
     Report(comp, inst, "control predecessor '" + pred->name() +
                            "' belongs to another computation");
   }
-  passed_.Insert(inst);
+  passed_.Insert(inst, static_cast<uint32_t>(position));
 }
 
-void Verifier::CheckParameterNumbers(const HloComputation &comp,
+/// An instruction whose name an earlier one of the module has.
+struct NameProblem {
+  uint32_t ordinal;  // of its computation
+  uint32_t position; // in the computation's text order
+  uint32_t first;    // ordinal of the computation of the earlier one
+};
+
+/// The name rule for the part `part` of `parts` of the names (by hash; see
+/// NameTable): the instructions, in module order, whose name an earlier
+/// instruction of the module has. `starts[o]` is the position in the module
+/// of the first instruction of computation o (and starts.back() their count).
+std::vector<NameProblem> FindDuplicateNames(llvm::ArrayRef<ComputationResult> results,
+                                            llvm::ArrayRef<uint32_t> starts, unsigned part,
+                                            unsigned parts) {
+  auto locate = [&](uint32_t index) {
+    uint32_t o = static_cast<uint32_t>(llvm::upper_bound(starts, index) - starts.begin()) - 1;
+    return std::make_pair(o, index - starts[o]);
+  };
+  auto inst_at = [&](uint32_t index) {
+    auto [o, p] = locate(index);
+    return results[o].insts[p];
+  };
+  auto hash_at = [&](uint32_t index) {
+    auto [o, p] = locate(index);
+    return results[o].name_hashes[p];
+  };
+  std::vector<NameProblem> found;
+  size_t count = starts.back();
+  // A part holds about count / parts names; the slack covers the hash's
+  // unevenness without doubling the table (a power of two at least twice
+  // the names: 2^21 slots, 16 MiB, for a million names in one part).
+  NameTable table(count / parts + count / (64 * parts) + 16);
+  // Slots are prefetched kAhead names ahead of their insertion.
+  constexpr size_t kAhead = 16;
+  for (size_t o = 0; o < results.size(); ++o) {
+    llvm::ArrayRef<uint64_t> hashes = results[o].name_hashes;
+    llvm::ArrayRef<uint64_t> next =
+        o + 1 < results.size() ? llvm::ArrayRef<uint64_t>(results[o + 1].name_hashes)
+                               : llvm::ArrayRef<uint64_t>();
+    for (size_t p = 0; p < hashes.size(); ++p) {
+      // The one kAhead further, in this computation or the next (a
+      // computation shorter than kAhead leaves a few unprefetched).
+      size_t ahead = p + kAhead;
+      if (ahead < hashes.size()) {
+        if (NameTable::PartOf(hashes[ahead], parts) == part)
+          table.Prefetch(hashes[ahead]);
+      } else if (ahead - hashes.size() < next.size()) {
+        if (NameTable::PartOf(next[ahead - hashes.size()], parts) == part)
+          table.Prefetch(next[ahead - hashes.size()]);
+      }
+      uint64_t hash = hashes[p];
+      if (NameTable::PartOf(hash, parts) != part)
+        continue;
+      int64_t earlier = table.Insert(starts[o] + static_cast<uint32_t>(p), hash, inst_at, hash_at);
+      if (earlier >= 0)
+        found.push_back({static_cast<uint32_t>(o), static_cast<uint32_t>(p),
+                         locate(static_cast<uint32_t>(earlier)).first});
+    }
+  }
+  return found;
+}
+
+/// The whole module: its own checks and the computation names on the
+/// caller, the walks over the computations on up to `threads` threads, the
+/// instruction names in as many parts, then the report, assembled on the
+/// caller in the order of Kind whatever the thread count.
+llvm::Error VerifyModule(const HloModule &module, unsigned threads) {
+  threads = std::min(loom::resolveThreadCount(threads), 64u);
+  std::vector<const HloComputation *> comps;
+  comps.reserve(static_cast<size_t>(module.computation_count()));
+  for (const HloComputation *comp : module.computations())
+    comps.push_back(comp);
+  const size_t n = comps.size();
+  llvm::DenseSet<const HloComputation *> computations;
+  computations.reserve(static_cast<unsigned>(n));
+  for (const HloComputation *comp : comps)
+    computations.insert(comp);
+
+  std::vector<std::string> module_lines;
+  if (!module.entry_computation())
+    module_lines.push_back(FormatProblem(
+        nullptr, nullptr, "module '" + module.name() + "' has no entry computation"));
+  else if (!computations.contains(module.entry_computation()))
+    module_lines.push_back(FormatProblem(nullptr, nullptr,
+                                         "the entry computation of module '" + module.name() +
+                                             "' is not one of its computations"));
+  std::vector<char> name_taken(n, 0);
+  {
+    llvm::DenseMap<llvm::StringRef, const HloComputation *> names;
+    names.reserve(static_cast<unsigned>(n));
+    for (size_t o = 0; o < n; ++o)
+      name_taken[o] = !names.try_emplace(comps[o]->name(), comps[o]).second;
+  }
+
+  // The walks: each thread takes the next computation not yet taken (one
+  // computation may hold most of a module).
+  std::vector<ComputationResult> results(n);
+  std::atomic<size_t> next{0};
+  size_t workers = std::min<size_t>(threads, n);
+  loom::parallelFor(static_cast<unsigned>(workers), workers, [&](size_t) {
+    ComputationVerifier verifier(module, computations);
+    for (size_t o = next.fetch_add(1, std::memory_order_relaxed); o < n;
+         o = next.fetch_add(1, std::memory_order_relaxed))
+      verifier.Check(*comps[o], results[o]);
+  });
+
+  // The name rule, a part of the names on each thread; the duplicates of
+  // all parts in module order are what one table would have found.
+  std::vector<uint32_t> starts(n + 1, 0);
+  for (size_t o = 0; o < n; ++o)
+    starts[o + 1] = starts[o] + static_cast<uint32_t>(results[o].insts.size());
+  std::vector<std::vector<NameProblem>> found(threads);
+  loom::parallelFor(threads, threads, [&](size_t part) {
+    found[part] = FindDuplicateNames(results, starts, static_cast<unsigned>(part), threads);
+  });
+  std::vector<NameProblem> duplicates = std::move(found[0]);
+  for (unsigned part = 1; part < threads; ++part)
+    llvm::append_range(duplicates, found[part]);
+  if (threads > 1)
+    llvm::sort(duplicates, [](const NameProblem &a, const NameProblem &b) {
+      return std::make_pair(a.ordinal, a.position) < std::make_pair(b.ordinal, b.position);
+    });
+
+  // The report: the first kMaxProblems problems in the order of Kind,
+  // computation by computation for the kinds from kHead on, then the count
+  // of the rest.
+  std::vector<std::string> shown;
+  size_t total = 0;
+  auto show = [&](llvm::ArrayRef<std::string> lines) {
+    for (const std::string &line : lines) {
+      if (shown.size() == kMaxProblems)
+        return;
+      shown.push_back(line);
+    }
+  };
+  total += module_lines.size();
+  show(module_lines);
+  size_t d = 0;
+  for (size_t o = 0; o < n; ++o) {
+    // A computation's own name comes before its instructions' names.
+    if (name_taken[o]) {
+      ++total;
+      if (shown.size() < kMaxProblems)
+        shown.push_back(FormatProblem(comps[o], nullptr, "another computation has the same name"));
+    }
+    for (; d < duplicates.size() && duplicates[d].ordinal == o; ++d) {
+      ++total;
+      if (shown.size() == kMaxProblems)
+        continue;
+      const NameProblem &p = duplicates[d];
+      const HloInstruction *inst = results[o].insts[p.position];
+      if (p.first == o)
+        shown.push_back(
+            FormatProblem(comps[o], inst, "name used by two instructions of this computation"));
+      else
+        shown.push_back(FormatProblem(comps[o], inst,
+                                      "name already used by an instruction of computation '" +
+                                          comps[p.first]->name() +
+                                          "'; instruction names must be unique across the "
+                                          "module"));
+    }
+  }
+  bool callees_ok = llvm::all_of(results, [](const ComputationResult &r) { return r.callees_ok; });
+  constexpr size_t kCallee = static_cast<size_t>(Kind::kCallee) - kFirstWalkKind;
+  for (const ComputationResult &r : results) {
+    total += r.counts[kCallee];
+    show(r.lines[kCallee]);
+  }
+  for (const ComputationResult &r : results) {
+    for (size_t k = kCallee + 1; k < kWalkKinds; ++k) {
+      // Every shape rule's problem is left out after a dangling reference.
+      if (k + kFirstWalkKind == static_cast<size_t>(Kind::kRule) && !callees_ok)
+        continue;
+      total += r.counts[k];
+      show(r.lines[k]);
+    }
+  }
+  if (total == 0)
+    return llvm::Error::success();
+  std::string msg;
+  for (size_t i = 0; i < shown.size(); ++i) {
+    if (i)
+      msg += '\n';
+    msg += shown[i];
+  }
+  if (total > shown.size())
+    msg += "\n... and " + std::to_string(total - shown.size()) + " more problems";
+  return makeError(msg);
+}
+
+void ComputationVerifier::CheckParameterNumbers(const HloComputation &comp,
                                      llvm::ArrayRef<const HloInstruction *> params) {
   int64_t count = static_cast<int64_t>(params.size());
   std::vector<const HloInstruction *> by_number(count, nullptr);
@@ -617,7 +795,54 @@ void Verifier::CheckParameterNumbers(const HloComputation &comp,
   }
 }
 
-void Verifier::CheckNoCycles(const HloComputation &comp) {
+void ComputationVerifier::CheckNoCycles(const HloComputation &comp) {
+  // The depth-first search of CheckNoCyclesByMap, in the same order, with
+  // the state of each instruction at its position (passed_ holds every
+  // instruction of the walk) rather than in a map.
+  enum : uint8_t { kNew, kOnStack, kDone };
+  llvm::ArrayRef<const HloInstruction *> insts = result_->insts;
+  cycle_state_.assign(insts.size(), kNew);
+  struct Frame {
+    size_t position;
+    size_t next;
+  };
+  std::vector<Frame> stack;
+  for (size_t start = 0; start < insts.size(); ++start) {
+    if (cycle_state_[start] != kNew)
+      continue;
+    cycle_state_[start] = kOnStack;
+    stack.push_back({start, 0});
+    while (!stack.empty()) {
+      Frame &f = stack.back();
+      const HloInstruction *inst = insts[f.position];
+      size_t num_ops = inst->operands().size();
+      size_t num_deps = num_ops + inst->control_predecessors().size();
+      if (f.next == num_deps) {
+        cycle_state_[f.position] = kDone;
+        stack.pop_back();
+        continue;
+      }
+      size_t k = f.next++;
+      const HloInstruction *dep =
+          k < num_ops ? inst->operand(k) : inst->control_predecessors()[k - num_ops];
+      int64_t d = passed_.PositionOf(dep);
+      if (d < 0)
+        return CheckNoCyclesByMap(comp); // nothing reported yet
+      if (cycle_state_[d] == kNew) {
+        cycle_state_[d] = kOnStack;
+        stack.push_back({static_cast<size_t>(d), 0});
+        continue;
+      }
+      if (cycle_state_[d] != kOnStack)
+        continue;
+      Report(&comp, dep, "is part of a cycle: it depends on itself through '" +
+                             inst->name() + "'");
+      return;
+    }
+  }
+}
+
+void ComputationVerifier::CheckNoCyclesByMap(const HloComputation &comp) {
   enum class State : uint8_t { kOnStack, kDone };
   llvm::DenseMap<const HloInstruction *, State> state;
   state.reserve(static_cast<unsigned>(comp.instruction_count()));
@@ -660,7 +885,7 @@ void Verifier::CheckNoCycles(const HloComputation &comp) {
   }
 }
 
-void Verifier::CheckShapeIsValid(const Shape &shape) {
+void ComputationVerifier::CheckShapeIsValid(const Shape &shape) {
   if (shape.IsTuple()) {
     for (const Shape &element : shape.tuple_shapes())
       CheckShapeIsValid(element);
@@ -707,7 +932,7 @@ void Verifier::CheckShapeIsValid(const Shape &shape) {
   }
 }
 
-bool Verifier::ExpectOperandCount(int64_t count) {
+bool ComputationVerifier::ExpectOperandCount(int64_t count) {
   if (inst_->operand_count() == count)
     return true;
   Fail(inst_->OpcodeText() + " takes " + llvm::Twine(count) + " operand" +
@@ -715,7 +940,7 @@ bool Verifier::ExpectOperandCount(int64_t count) {
   return false;
 }
 
-bool Verifier::CheckDimensionList(llvm::ArrayRef<int64_t> dims, int64_t rank,
+bool ComputationVerifier::CheckDimensionList(llvm::ArrayRef<int64_t> dims, int64_t rank,
                                   llvm::StringRef what, bool unique) {
   std::vector<bool> seen(rank > 0 ? rank : 0, false);
   for (int64_t d : dims) {
@@ -732,7 +957,7 @@ bool Verifier::CheckDimensionList(llvm::ArrayRef<int64_t> dims, int64_t rank,
   return true;
 }
 
-void Verifier::CheckInstruction() {
+void ComputationVerifier::CheckInstruction() {
   // Shape rules read operand shapes; a missing operand was reported already.
   for (const HloInstruction *op : inst_->operands())
     if (!op)
@@ -792,7 +1017,7 @@ void Verifier::CheckInstruction() {
   }
 }
 
-void Verifier::CheckElementwiseUnary() {
+void ComputationVerifier::CheckElementwiseUnary() {
   if (!ExpectOperandCount(1))
     return;
   const Shape &in = inst_->operand(0)->shape();
@@ -829,7 +1054,7 @@ void Verifier::CheckElementwiseUnary() {
          PrimitiveTypeName(*expected) + ", not " + PrimitiveTypeName(out.element_type()));
 }
 
-void Verifier::CheckElementwiseBinary() {
+void ComputationVerifier::CheckElementwiseBinary() {
   if (!ExpectOperandCount(2))
     return;
   const Shape &lhs = inst_->operand(0)->shape();
@@ -864,7 +1089,7 @@ void Verifier::CheckElementwiseBinary() {
          PrimitiveTypeName(expected) + ", not " + PrimitiveTypeName(out.element_type()));
 }
 
-void Verifier::CheckSelect() {
+void ComputationVerifier::CheckSelect() {
   if (!ExpectOperandCount(3))
     return;
   const Shape &pred = inst_->operand(0)->shape();
@@ -886,7 +1111,7 @@ void Verifier::CheckSelect() {
          Str(out));
 }
 
-void Verifier::CheckClamp() {
+void ComputationVerifier::CheckClamp() {
   if (!ExpectOperandCount(3))
     return;
   const Shape &lo = inst_->operand(0)->shape();
@@ -907,7 +1132,7 @@ void Verifier::CheckClamp() {
   }
 }
 
-void Verifier::CheckDot() {
+void ComputationVerifier::CheckDot() {
   // A sparse dot carries metadata operands after the two matrices.
   if (inst_->HasAttribute("sparsity"))
     return;
@@ -931,7 +1156,7 @@ void Verifier::CheckDot() {
          "; expected dimensions " + FormatIntList(expected->dimensions()));
 }
 
-void Verifier::CheckReshape() {
+void ComputationVerifier::CheckReshape() {
   if (!ExpectOperandCount(1))
     return;
   const Shape &in = inst_->operand(0)->shape();
@@ -952,7 +1177,7 @@ void Verifier::CheckReshape() {
          Str(out) + " (" + llvm::Twine(*out_count) + " elements) changes the element count");
 }
 
-std::optional<std::vector<int64_t>> Verifier::SameTypeArrayDimensions() {
+std::optional<std::vector<int64_t>> ComputationVerifier::SameTypeArrayDimensions() {
   if (!ExpectOperandCount(1))
     return std::nullopt;
   const Shape &in = inst_->operand(0)->shape();
@@ -970,7 +1195,7 @@ std::optional<std::vector<int64_t>> Verifier::SameTypeArrayDimensions() {
   return std::move(*dims);
 }
 
-void Verifier::CheckTranspose() {
+void ComputationVerifier::CheckTranspose() {
   std::optional<std::vector<int64_t>> perm = SameTypeArrayDimensions();
   if (!perm)
     return;
@@ -982,7 +1207,7 @@ void Verifier::CheckTranspose() {
          "; expected dimensions " + FormatIntList(expected->dimensions()));
 }
 
-void Verifier::CheckBroadcast() {
+void ComputationVerifier::CheckBroadcast() {
   std::optional<std::vector<int64_t>> dims = SameTypeArrayDimensions();
   if (!dims)
     return;
@@ -1006,7 +1231,7 @@ void Verifier::CheckBroadcast() {
   }
 }
 
-void Verifier::CheckSlice() {
+void ComputationVerifier::CheckSlice() {
   if (!ExpectOperandCount(1))
     return;
   const Shape &in = inst_->operand(0)->shape();
@@ -1025,7 +1250,7 @@ void Verifier::CheckSlice() {
          FormatIntList(expected->dimensions()));
 }
 
-void Verifier::CheckConcatenate() {
+void ComputationVerifier::CheckConcatenate() {
   if (inst_->operand_count() < 1) {
     Fail("concatenate needs at least one operand");
     return;
@@ -1052,7 +1277,7 @@ void Verifier::CheckConcatenate() {
     Fail("concatenate result " + Str(out) + " must be " + Str(*expected));
 }
 
-void Verifier::CheckReduce() {
+void ComputationVerifier::CheckReduce() {
   auto dims = GetDimensions(*inst_);
   if (!dims)
     return FailAccessor(dims.takeError());
@@ -1087,7 +1312,7 @@ void Verifier::CheckReduce() {
          " parameters, has " + llvm::Twine(reducer->num_parameters()));
 }
 
-void Verifier::CheckGather() {
+void ComputationVerifier::CheckGather() {
   if (!ExpectOperandCount(2))
     return;
   auto dnums = GetGatherDimensionNumbers(*inst_);
@@ -1103,7 +1328,7 @@ void Verifier::CheckGather() {
          "; expected " + Str(*expected));
 }
 
-void Verifier::CheckPassThrough() {
+void ComputationVerifier::CheckPassThrough() {
   // XLA's ShapeVerifier (HandleDomain, HandleAddDependency,
   // HandleOptimizationBarrier): the result is operand 0 unchanged, and the
   // interpreter passes the operand's buffer on as the result.
@@ -1122,7 +1347,7 @@ void Verifier::CheckPassThrough() {
     Fail("add-dependency operand 1 must be a token, got " + Str(inst_->operand(1)->shape()));
 }
 
-std::optional<int64_t> Verifier::CollectiveGroupSize(bool uniform_groups) {
+std::optional<int64_t> ComputationVerifier::CollectiveGroupSize(bool uniform_groups) {
   // XLA's mesh-axes form (`mesh['x'=2,'y'=2] {'y'}`) names the groups by
   // mesh axes; it is not decoded, so its size is unknown.
   const auto *text = inst_->FindAttribute("replica_groups");
@@ -1197,7 +1422,7 @@ std::optional<int64_t> Verifier::CollectiveGroupSize(bool uniform_groups) {
   return size;
 }
 
-const Shape *Verifier::CollectiveResult(int64_t i, int64_t n) {
+const Shape *ComputationVerifier::CollectiveResult(int64_t i, int64_t n) {
   const Shape &out = inst_->shape();
   if (n == 1)
     return &out;
@@ -1209,7 +1434,7 @@ const Shape *Verifier::CollectiveResult(int64_t i, int64_t n) {
   return &out.tuple_shapes(i);
 }
 
-bool Verifier::CheckDimensionCollective(
+bool ComputationVerifier::CheckDimensionCollective(
     llvm::function_ref<bool(int64_t i, const Shape &in, const Shape &out, int64_t dim,
                             std::optional<int64_t> &group)>
         check) {
@@ -1249,7 +1474,7 @@ bool Verifier::CheckDimensionCollective(
   return true;
 }
 
-void Verifier::CheckAllGather() {
+void ComputationVerifier::CheckAllGather() {
   int64_t n = inst_->operand_count();
   CheckDimensionCollective([&](int64_t i, const Shape &in, const Shape &out, int64_t dim,
                                std::optional<int64_t> &group) {
@@ -1282,7 +1507,7 @@ void Verifier::CheckAllGather() {
   });
 }
 
-void Verifier::CheckAllReduce() {
+void ComputationVerifier::CheckAllReduce() {
   int64_t n = inst_->operand_count();
   if (n < 1) {
     Fail("all-reduce needs at least one operand");
@@ -1304,7 +1529,7 @@ void Verifier::CheckAllReduce() {
   RequireCallee("to_apply");
 }
 
-void Verifier::CheckReduceScatter() {
+void ComputationVerifier::CheckReduceScatter() {
   bool ok = CheckDimensionCollective([&](int64_t i, const Shape &in, const Shape &out,
                                          int64_t dim, std::optional<int64_t> &group) {
     if (!group && out.IsArray() && out.rank() == in.rank() && out.dimensions(dim) > 0)
@@ -1331,7 +1556,7 @@ void Verifier::CheckReduceScatter() {
   RequireCallee("to_apply");
 }
 
-void Verifier::CheckCollectivePermute() {
+void ComputationVerifier::CheckCollectivePermute() {
   // The combined and in-place forms (several operands, buffer offsets) have
   // rules of their own; the plain form moves one value unchanged.
   if (inst_->operand_count() != 1)
@@ -1357,7 +1582,7 @@ void Verifier::CheckCollectivePermute() {
   }
 }
 
-void Verifier::CheckGetTupleElement() {
+void ComputationVerifier::CheckGetTupleElement() {
   if (!ExpectOperandCount(1))
     return;
   const Shape &in = inst_->operand(0)->shape();
@@ -1372,7 +1597,7 @@ void Verifier::CheckGetTupleElement() {
          llvm::Twine(*index) + " of the tuple: " + Str(**element));
 }
 
-void Verifier::CheckTuple() {
+void ComputationVerifier::CheckTuple() {
   // SameShape against InferTupleShape, without copying every element.
   const Shape &out = inst_->shape();
   llvm::ArrayRef<HloInstruction *> ops = inst_->operands();
@@ -1388,7 +1613,7 @@ void Verifier::CheckTuple() {
        Str(ShapeInference::InferTupleShape(operands)));
 }
 
-const HloComputation *Verifier::RequireCallee(llvm::StringRef attribute) {
+const HloComputation *ComputationVerifier::RequireCallee(llvm::StringRef attribute) {
   llvm::ArrayRef<HloComputation *> callees = inst_->CalledComputations(attribute);
   if (callees.size() == 1)
     return callees.front();
@@ -1397,7 +1622,7 @@ const HloComputation *Verifier::RequireCallee(llvm::StringRef attribute) {
   return nullptr;
 }
 
-void Verifier::CheckCalleeSignature(const HloComputation &callee, llvm::StringRef role,
+void ComputationVerifier::CheckCalleeSignature(const HloComputation &callee, llvm::StringRef role,
                                     llvm::ArrayRef<const Shape *> args, const Shape *result) {
   // Built only for a message: most calls find nothing.
   auto who = [&] { return (role + " computation '" + callee.name() + "'").str(); };
@@ -1420,7 +1645,7 @@ void Verifier::CheckCalleeSignature(const HloComputation &callee, llvm::StringRe
     Fail("expects " + Str(*result) + " from " + who() + ", which returns " + Str(root->shape()));
 }
 
-void Verifier::CheckWhile() {
+void ComputationVerifier::CheckWhile() {
   if (!ExpectOperandCount(1))
     return;
   const Shape &loop = inst_->operand(0)->shape();
@@ -1441,7 +1666,7 @@ void Verifier::CheckWhile() {
     CheckCalleeSignature(*body, "body", args, &loop);
 }
 
-void Verifier::CheckCall(llvm::StringRef attribute) {
+void ComputationVerifier::CheckCall(llvm::StringRef attribute) {
   const HloComputation *callee = RequireCallee(attribute);
   if (!callee)
     return;
@@ -1451,7 +1676,7 @@ void Verifier::CheckCall(llvm::StringRef attribute) {
   CheckCalleeSignature(*callee, "called", args, &inst_->shape());
 }
 
-void Verifier::CheckConditional() {
+void ComputationVerifier::CheckConditional() {
   if (inst_->operand_count() < 1) {
     Fail("conditional needs a branch selector operand");
     return;
@@ -1490,7 +1715,7 @@ void Verifier::CheckConditional() {
   }
 }
 
-void Verifier::CheckCustomCall() {
+void ComputationVerifier::CheckCustomCall() {
   const auto *constraints = inst_->FindAttribute("operand_layout_constraints");
   if (constraints) {
     std::optional<int64_t> count = CountBracedListEntries(*constraints);
@@ -1511,7 +1736,7 @@ void Verifier::CheckCustomCall() {
 // several), collective-permute-start (one operand) returns (operand, result,
 // context...), all-gather-start (operand(s), result); a -done returns the
 // result its -start holds.
-void Verifier::CheckAsyncPair() {
+void ComputationVerifier::CheckAsyncPair() {
   const Shape &out = inst_->shape();
   const HloOpcode opcode = inst_->opcode();
   if (opcode == HloOpcode::kAllGatherStart || opcode == HloOpcode::kCollectivePermuteStart) {
@@ -1548,7 +1773,11 @@ void Verifier::CheckAsyncPair() {
 
 } // namespace
 
-llvm::Error VerifyHloModule(const HloModule &module) { return Verifier(module).Run(); }
+llvm::Error VerifyHloModule(const HloModule &module) { return VerifyModule(module, 1); }
+
+llvm::Error VerifyHloModule(const HloModule &module, unsigned threads) {
+  return VerifyModule(module, threads);
+}
 
 llvm::Expected<bool> HloVerifier::Run(HloModule &module) {
   if (llvm::Error err = VerifyHloModule(module))

@@ -1,7 +1,8 @@
 //===- EvalCommandLine.h - The interpreter's limits and threads as flags --===//
 //
 // The flags every tool that runs the interpreter shares, spelled once:
-//   --threads=N      worker threads for the devices (0: the machine's cores)
+//   --threads=N      worker threads for the devices, and for the tools' parse,
+//                    verify and print of a large module (0: the machine's cores)
 //   --max-steps=N    executed instructions (EvalOptions::max_steps)
 //   --max-work=N     elements computed, a dot's multiply-adds (max_work)
 //   --max-memory=N   bytes held by live values (max_live_bytes)

@@ -73,6 +73,10 @@ bool IsLoomKey(llvm::StringRef key);
 /// emits); an error naming the first missing or malformed key otherwise.
 llvm::Expected<std::optional<LoomAttributes>>
 DecodeLoomAttributes(llvm::ArrayRef<std::pair<std::string, std::string>> attrs);
+/// The same from views (FrontendAttributeViews::entries), without copying
+/// the keys and values first.
+llvm::Expected<std::optional<LoomAttributes>>
+DecodeLoomAttributes(llvm::ArrayRef<std::pair<llvm::StringRef, llvm::StringRef>> attrs);
 
 /// A static array shape without layout, `bf16[4,128]`, as the loom_*_shape
 /// attributes hold it.

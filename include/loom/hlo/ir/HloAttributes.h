@@ -11,8 +11,10 @@
 
 #include "loom/hlo/ir/HloInstruction.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/Error.h"
 
+#include <forward_list>
 #include <map>
 #include <optional>
 #include <string>
@@ -28,6 +30,10 @@ llvm::Expected<std::vector<int64_t>> ParseIntList(llvm::StringRef text);
 std::string FormatIntList(llvm::ArrayRef<int64_t> values);
 /// A quoted string with C escapes to its contents; nullopt if not quoted.
 std::optional<std::string> UnquoteString(llvm::StringRef text);
+/// UnquoteString without a copy where it can: the contents as a view of
+/// `text` when they have no escapes, otherwise unescaped into `storage`
+/// (and a view of it); nullopt if not quoted.
+std::optional<llvm::StringRef> UnquoteStringView(llvm::StringRef text, std::string &storage);
 /// `"..."` with quotes and backslashes escaped.
 std::string QuoteString(llvm::StringRef text);
 
@@ -95,6 +101,10 @@ std::string GetCustomCallTarget(const HloInstruction &inst);
 /// backend_config: the unquoted string when written `"..."`, the braces'
 /// text when written `{...}`; empty if absent.
 std::string GetBackendConfig(const HloInstruction &inst);
+/// The same two as views of the attribute's text, or of `storage` when the
+/// value has escapes: the verifier reads them for every custom-call.
+llvm::StringRef GetCustomCallTargetView(const HloInstruction &inst, std::string &storage);
+llvm::StringRef GetBackendConfigView(const HloInstruction &inst, std::string &storage);
 /// custom-call api_version as XLA's enum ordinal: 1 (API_VERSION_ORIGINAL)
 /// when absent, as XLA's printer leaves version 1 implicit.
 llvm::Expected<int> GetCustomCallApiVersion(const HloInstruction &inst);
@@ -104,6 +114,17 @@ llvm::Expected<std::vector<std::pair<std::string, std::string>>>
 GetFrontendAttributes(const HloInstruction &inst);
 void SetFrontendAttributes(HloInstruction &inst,
                            const std::vector<std::pair<std::string, std::string>> &attrs);
+/// `frontend_attributes` decoded without copies: each key a view of the
+/// attribute's text, each value too unless it has escapes, in which case it
+/// is unescaped into `storage` (whose strings never move).
+struct FrontendAttributeViews {
+  llvm::SmallVector<std::pair<llvm::StringRef, llvm::StringRef>, 16> entries;
+  std::forward_list<std::string> storage;
+};
+/// What GetFrontendAttributes returns, the same entries and the same
+/// errors, as views into `out` (cleared first). Valid while `inst` keeps
+/// the attribute and `out` lives.
+llvm::Error GetFrontendAttributeViews(const HloInstruction &inst, FrontendAttributeViews &out);
 
 enum class ComparisonDirection { kEq, kNe, kGe, kGt, kLe, kLt };
 llvm::Expected<ComparisonDirection> GetComparisonDirection(const HloInstruction &inst);

@@ -16,6 +16,7 @@
 #ifndef LOOM_HLO_IR_HLOINSTRUCTION_H
 #define LOOM_HLO_IR_HLOINSTRUCTION_H
 
+#include "loom/hlo/ir/HloInstructionArena.h"
 #include "loom/hlo/ir/HloOpcode.h"
 #include "loom/hlo/ir/HloText.h"
 #include "loom/hlo/ir/Shape.h"
@@ -65,6 +66,10 @@ public:
                         llvm::ArrayRef<HloInstruction *> operands);
 
   ~HloInstruction();
+  /// From the thread's HloInstructionArena while the parser reads a module,
+  /// otherwise from the heap (HloInstructionArena.h).
+  static void *operator new(size_t size) { return detail::AllocateInstruction(size); }
+  static void operator delete(void *p) { detail::FreeInstruction(p); }
   HloInstruction(const HloInstruction &) = delete;
   HloInstruction &operator=(const HloInstruction &) = delete;
 

@@ -3,6 +3,7 @@
 #define LOOM_HLO_IR_HLOMODULE_H
 
 #include "loom/hlo/ir/HloComputation.h"
+#include "loom/hlo/ir/HloInstructionArena.h"
 #include "loom/hlo/ir/HloNameTable.h"
 
 #include "llvm/ADT/StringMap.h"
@@ -106,10 +107,26 @@ public:
     return &shared_shapes_.back();
   }
 
+  /// Moves every computation of `piece` to the end of this module, in
+  /// order, with the shapes they share; the instruction names `piece` has
+  /// reserved become reserved here. `piece` is a part of this module's
+  /// source parsed on its own (the parser reads a large module in pieces
+  /// on several threads) and is left empty. Returns false if some name was
+  /// reserved in both.
+  bool AppendPiece(HloModule &piece);
+
+  /// Where the parser puts this module's instructions (HloInstructionArena.h);
+  /// it lives as long as the module.
+  HloInstructionArena &instruction_arena() { return instruction_arena_; }
+
   /// The module in XLA's dump syntax.
   std::string ToString() const;
-  /// The same text, streamed to `os` one computation at a time.
-  void Print(llvm::raw_ostream &os) const;
+  /// The same text, streamed to `os` in pieces on this thread.
+  void Print(llvm::raw_ostream &os) const { Print(os, 1); }
+  /// The same bytes, formatted in pieces on up to `threads` threads (0: the
+  /// machine's cores) while the caller writes the finished ones to `os` in
+  /// order (docs/performance.md, "Threads").
+  void Print(llvm::raw_ostream &os, unsigned threads) const;
 
 private:
   friend class HloComputation;
@@ -123,6 +140,8 @@ private:
   std::unique_ptr<llvm::MemoryBuffer> source_buffer_;
   llvm::StringRef source_; // one of the two
   std::deque<Shape> shared_shapes_; // stable addresses
+  std::vector<std::unique_ptr<std::deque<Shape>>> piece_shapes_; // AppendPiece
+  HloInstructionArena instruction_arena_; // the parsed instructions' memory
   llvm::BumpPtrAllocator name_storage_;
   std::string name_;
   std::vector<HeaderAttribute> header_;

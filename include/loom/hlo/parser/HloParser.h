@@ -16,6 +16,7 @@
 #include "llvm/Support/Error.h"
 #include "llvm/Support/MemoryBuffer.h"
 
+#include <cstddef>
 #include <memory>
 #include <string>
 
@@ -24,6 +25,21 @@ namespace loom::hlo {
 /// Brackets, tuple shapes and computations written inside attributes may nest
 /// this deep; deeper input is an error rather than a stack overflow.
 inline constexpr int kMaxNestingDepth = 256;
+
+/// How ParseHloModuleOwned reads a module. Whatever the options, the result
+/// is the same module (same names, same order) or the same error.
+struct HloParseOptions {
+  /// Threads to parse on; 0 is the machine's cores (loom::resolveThreadCount).
+  unsigned threads = 1;
+  /// The text after the header is cut into pieces of at least this many
+  /// bytes, each starting at a computation, and the pieces are parsed on the
+  /// threads. A module smaller than two pieces is parsed on the caller.
+  size_t min_chunk_bytes = size_t(1) << 20;
+  /// When set, receives how many pieces were parsed on the threads and
+  /// joined; 0 when the module was parsed sequentially (too small, one
+  /// thread, or a piece that did not parse on its own).
+  size_t *pieces_joined = nullptr;
+};
 
 /// Parses one whole module. Syntax errors read `file:line:col: message`;
 /// semantic errors (duplicate or unknown names, element-count overflow)
@@ -38,6 +54,14 @@ ParseHloModuleOwned(std::string text, llvm::StringRef file_name = "<input>");
 llvm::Expected<std::unique_ptr<HloModule>>
 ParseHloModuleOwned(std::unique_ptr<llvm::MemoryBuffer> buffer,
                     llvm::StringRef file_name = "<input>");
+
+/// The same two, parsing on `options.threads` threads.
+llvm::Expected<std::unique_ptr<HloModule>>
+ParseHloModuleOwned(std::string text, llvm::StringRef file_name,
+                    const HloParseOptions &options);
+llvm::Expected<std::unique_ptr<HloModule>>
+ParseHloModuleOwned(std::unique_ptr<llvm::MemoryBuffer> buffer, llvm::StringRef file_name,
+                    const HloParseOptions &options);
 
 /// Parses one shape, e.g. `(f32[2,<=3]{1,0:T(8,128)}, token[])`.
 llvm::Expected<Shape> ParseShape(llvm::StringRef text);

@@ -27,7 +27,15 @@
 namespace loom::hlo {
 
 /// Success, or one error whose message has one line per problem found.
+/// The same as VerifyHloModule(module, 1).
 llvm::Error VerifyHloModule(const HloModule &module);
+
+/// VerifyHloModule on up to `threads` threads (0: the machine's cores, as
+/// loom::resolveThreadCount reads it), one computation at a time each. The
+/// report is the same, byte for byte, whatever the thread count: the same
+/// problems in the same order, cut at the same limit. The module is only
+/// read.
+llvm::Error VerifyHloModule(const HloModule &module, unsigned threads);
 
 /// VerifyHloModule as a pass, for pipelines: never changes the module.
 class HloVerifier : public HloPassInterface {
