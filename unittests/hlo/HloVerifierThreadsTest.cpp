@@ -9,6 +9,8 @@
 // dimension, a callee, a name, a parameter number, a root).
 #include "HloTestUtil.h"
 
+#include "llvm/ADT/STLFunctionalExtras.h"
+
 #include "loom/hlo/ir/HloComputation.h"
 #include "loom/hlo/ir/HloModule.h"
 #include "loom/hlo/parser/HloParser.h"
@@ -226,55 +228,58 @@ std::vector<HloInstruction *> AllInstructions(const HloModule &module) {
   return all;
 }
 
+/// Offers `mutate` the module's instructions starting at `pick` (wrapping
+/// around) until it changes one; false if it changed none. `mutate` also
+/// sees every instruction.
+bool MutateFirstFrom(HloModule &module, size_t pick,
+                     llvm::function_ref<bool(HloInstruction *,
+                                             llvm::ArrayRef<HloInstruction *>)> mutate) {
+  std::vector<HloInstruction *> all = AllInstructions(module);
+  for (size_t k = 0; k < all.size(); ++k)
+    if (mutate(all[(pick + k) % all.size()], all))
+      return true;
+  return false;
+}
+
 std::vector<Mutation> Mutations() {
+  using Instructions = llvm::ArrayRef<HloInstruction *>;
   return {
       {"shape dimension",
        [](HloModule &module, size_t pick) {
-         std::vector<HloInstruction *> all = AllInstructions(module);
-         for (size_t k = 0; k < all.size(); ++k) {
-           HloInstruction *inst = all[(pick + k) % all.size()];
+         return MutateFirstFrom(module, pick, [](HloInstruction *inst, Instructions) {
            if (!inst->shape().IsArray() || inst->shape().rank() == 0)
-             continue;
+             return false;
            Shape *shape = inst->mutable_shape();
            shape->set_dimensions(0, shape->dimensions(0) + 1);
            return true;
-         }
-         return false;
+         });
        }},
       {"element type",
        [](HloModule &module, size_t pick) {
-         std::vector<HloInstruction *> all = AllInstructions(module);
-         for (size_t k = 0; k < all.size(); ++k) {
-           HloInstruction *inst = all[(pick + k) % all.size()];
+         return MutateFirstFrom(module, pick, [](HloInstruction *inst, Instructions) {
            if (!inst->shape().IsArray())
-             continue;
+             return false;
            Shape *shape = inst->mutable_shape();
            shape->set_element_type(shape->element_type() == PrimitiveType::F32
                                        ? PrimitiveType::S32
                                        : PrimitiveType::F32);
            return true;
-         }
-         return false;
+         });
        }},
       {"extra operand",
        [](HloModule &module, size_t pick) {
-         std::vector<HloInstruction *> all = AllInstructions(module);
-         for (size_t k = 0; k < all.size(); ++k) {
-           HloInstruction *inst = all[(pick + k) % all.size()];
+         return MutateFirstFrom(module, pick, [](HloInstruction *inst, Instructions) {
            if (inst->operand_count() == 0)
-             continue;
+             return false;
            inst->AppendOperand(inst->mutable_operand(0));
            return true;
-         }
-         return false;
+         });
        }},
       {"operand from later in the text",
        [](HloModule &module, size_t pick) {
-         std::vector<HloInstruction *> all = AllInstructions(module);
-         for (size_t k = 0; k < all.size(); ++k) {
-           HloInstruction *inst = all[(pick + k) % all.size()];
+         return MutateFirstFrom(module, pick, [](HloInstruction *inst, Instructions) {
            if (inst->operand_count() == 0)
-             continue;
+             return false;
            // The first instruction after `inst` (or `inst` itself) of the
            // operand's shape: an edge forward in the text, often a cycle.
            bool after = false;
@@ -285,32 +290,28 @@ std::vector<Mutation> Mutations() {
              llvm::cantFail(inst->ReplaceOperandWith(0, later));
              return true;
            }
-         }
-         return false;
+           return false;
+         });
        }},
       {"operand from another computation",
        [](HloModule &module, size_t pick) {
-         std::vector<HloInstruction *> all = AllInstructions(module);
-         for (size_t k = 0; k < all.size(); ++k) {
-           HloInstruction *inst = all[(pick + k) % all.size()];
+         return MutateFirstFrom(module, pick, [](HloInstruction *inst, Instructions all) {
            if (inst->operand_count() == 0)
-             continue;
+             return false;
            for (HloInstruction *other : all)
              if (other->parent() != inst->parent() &&
                  other->shape().Compatible(inst->operand(0)->shape())) {
                llvm::cantFail(inst->ReplaceOperandWith(0, other));
                return true;
              }
-         }
-         return false;
+           return false;
+         });
        }},
       {"callee",
        [](HloModule &module, size_t pick) {
-         std::vector<HloInstruction *> all = AllInstructions(module);
          std::vector<HloComputation *> comps(module.computations().begin(),
                                              module.computations().end());
-         for (size_t k = 0; k < all.size(); ++k) {
-           HloInstruction *inst = all[(pick + k) % all.size()];
+         return MutateFirstFrom(module, pick, [&](HloInstruction *inst, Instructions) {
            for (const HloInstruction::Attribute &attr : inst->attributes()) {
              if (attr.kind != HloInstruction::AttributeKind::kComputation)
                continue;
@@ -320,8 +321,8 @@ std::vector<Mutation> Mutations() {
              inst->SetCalledComputation(attr.name.ref(), to);
              return true;
            }
-         }
-         return false;
+           return false;
+         });
        }},
       {"duplicate name",
        [](HloModule &module, size_t pick) {
@@ -337,15 +338,12 @@ std::vector<Mutation> Mutations() {
        }},
       {"parameter number",
        [](HloModule &module, size_t pick) {
-         std::vector<HloInstruction *> all = AllInstructions(module);
-         for (size_t k = 0; k < all.size(); ++k) {
-           HloInstruction *inst = all[(pick + k) % all.size()];
+         return MutateFirstFrom(module, pick, [&](HloInstruction *inst, Instructions) {
            if (inst->opcode() != HloOpcode::kParameter)
-             continue;
+             return false;
            inst->set_parameter_number(inst->parameter_number() + 1 + pick % 2);
            return true;
-         }
-         return false;
+         });
        }},
       {"root",
        [](HloModule &module, size_t pick) {
