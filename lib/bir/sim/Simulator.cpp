@@ -402,7 +402,7 @@ private:
   std::unique_ptr<RaceDetector> Races;
 
   std::vector<std::pair<unsigned, unsigned>> ScanOrder;
-  std::vector<uint8_t> Buf0, Buf1, Buf2;
+  std::vector<uint8_t> Buf0, Buf1, Buf2, Buf3;
   std::vector<std::pair<uint64_t, uint64_t>> RunScratch;
   std::vector<std::vector<uint8_t>> CollBufs;
 
@@ -435,7 +435,13 @@ llvm::Error SubgraphSim::makeStorages() {
     S->Type = L.getType();
     S->Partitions = L.getNumPartitions();
     S->BytesPerPartition = L.getBytesPerPartition();
-    S->Data.assign(Bytes, 0);
+    // A constant starts with its bytes (docs/bir.md "Memory locations").
+    if (L.hasInitialData()) {
+      S->Data.assign(L.getInitialData().begin(), L.getInitialData().end());
+      S->AllInit = true;
+    } else {
+      S->Data.assign(Bytes, 0);
+    }
     Storages.push_back(std::move(S));
     return Storages.back().get();
   };
@@ -532,6 +538,8 @@ llvm::Error SubgraphSim::makeStatics(CoreSim &C) {
       S.Accumulate = D->isAccumulate();
     if (auto *Mm = llvm::dyn_cast<InstMatmul>(&I))
       S.Accumulate = Mm->isAccumulate();
+    if (auto *TR = llvm::dyn_cast<InstTensorReduce>(&I))
+      S.Accumulate = TR->isAccumulate();
     if (I.getType() != InstructionType::TensorCompletion) {
       for (const OperandInfo &Op : S.Out) {
         S.BytesOut += Op.Bytes;
@@ -867,6 +875,9 @@ llvm::Error SubgraphSim::setup() {
       return E;
   SeedCache.resize(Storages.size());
   for (auto &S : Storages) {
+    // A location with initial data is a constant, not an input.
+    if (S->Loc && S->Loc->hasInitialData())
+      S->Seeded = false;
     if (!S->Seeded)
       continue;
     std::vector<uint8_t> &Cached = SeedCache[S->Id];
@@ -1087,6 +1098,28 @@ void SubgraphSim::execute(CoreSim &C, StaticInst &S, uint64_t Exec,
     }
     matmul(In0.AP->getType(), Buf0.data(), In1.AP->getType(), Buf2.data(), K,
            M, N, S.Accumulate, reinterpret_cast<float *>(Buf1.data()));
+    scatter(*Out.S, Out.Shape, Buf1.data());
+    return;
+  }
+  case InstructionType::Select:
+  case InstructionType::TensorConvert:
+  case InstructionType::TensorReduce:
+  case InstructionType::Iota: {
+    std::vector<uint8_t> *InBufs[] = {&Buf0, &Buf2, &Buf3};
+    const uint8_t *In[3] = {};
+    for (size_t K = 0; K < S.In.size(); ++K) {
+      if (!gatherChecked(C, S, S.In[K], *InBufs[K]))
+        return;
+      In[K] = InBufs[K]->data();
+    }
+    const OperandInfo &Out = S.Out[0];
+    if (S.Accumulate) {
+      if (!gatherChecked(C, S, Out, Buf1))
+        return;
+    } else {
+      Buf1.resize(Out.AP->getNumElements() * getDataTypeSize(Out.AP->getType()));
+    }
+    computeElements(I, llvm::ArrayRef(In, S.In.size()), Buf1.data());
     scatter(*Out.S, Out.Shape, Buf1.data());
     return;
   }
