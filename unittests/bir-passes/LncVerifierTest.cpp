@@ -330,6 +330,17 @@ TEST(LncVerifier, EveryProblemIsALine) {
   EXPECT_NE(Lines[2].find("instruction 'ar_cb_end'"), std::string::npos);
 }
 
+TEST(LncVerifier, ShowsTheFirstHundredProblems) {
+  Program P = build();
+  auto *TC = llvm::cast<InstTensorCompletion>(find(P, 0, "peer-PTCOM"));
+  for (unsigned K = 0; K < 105; ++K)
+    TC->addWait({1, "ghost" + std::to_string(K)});
+  std::vector<std::string> Lines = problems(P);
+  ASSERT_EQ(Lines.size(), 101u);
+  EXPECT_NE(Lines[99].find("waits for 'ghost99' on core 1"), std::string::npos);
+  EXPECT_EQ(Lines[100], "... and 5 more problem(s)");
+}
+
 TEST(LncVerifier, RefusesAnUnsplitProgram) {
   Program P = llvm::cantFail(parseProgram(source(2), "prog.json"));
   EXPECT_EQ(problems(P),

@@ -26,7 +26,8 @@
 // substitution, so the rest of the block still lines up.
 //
 // Cost: linear in the program for the scans; the pairwise comparison looks
-// at each meeting point once per peer it lists.
+// at each meeting point of a core once per other core that core meets, and
+// at each block once per such pair.
 //
 //===----------------------------------------------------------------------===//
 
@@ -386,8 +387,10 @@ void Checker::comparePair(const Subgraph &S, unsigned A, unsigned C) {
     }
   const auto &BlocksA = S.Meetings.find(&MA)->second;
   const auto &BlocksC = S.Meetings.find(&MC)->second;
+  std::vector<const Instruction *> SeqA, SeqC;
   for (unsigned B = 0; B < MA.getNumBlocks(); ++B) {
-    std::vector<const Instruction *> SeqA, SeqC;
+    SeqA.clear();
+    SeqC.clear();
     for (const Instruction *I : BlocksA[B])
       if (llvm::is_contained(meetingCores(*I), C))
         SeqA.push_back(I);
