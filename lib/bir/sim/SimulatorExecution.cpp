@@ -174,6 +174,28 @@ void SubgraphSim::execute(CoreSim &C, StaticInst &S, uint64_t Exec,
     scatter(*Out.S, Out.Shape, Buf1.data());
     return;
   }
+  case InstructionType::Select:
+  case InstructionType::TensorConvert:
+  case InstructionType::TensorReduce:
+  case InstructionType::Iota: {
+    std::vector<uint8_t> *InBufs[] = {&Buf0, &Buf2, &Buf3};
+    const uint8_t *In[3] = {};
+    for (size_t K = 0; K < S.In.size(); ++K) {
+      if (!gatherChecked(C, S, S.In[K], *InBufs[K]))
+        return;
+      In[K] = InBufs[K]->data();
+    }
+    const OperandInfo &Out = S.Out[0];
+    if (S.Accumulate) {
+      if (!gatherChecked(C, S, Out, Buf1))
+        return;
+    } else {
+      Buf1.resize(Out.AP->getNumElements() * getDataTypeSize(Out.AP->getType()));
+    }
+    computeElements(I, llvm::ArrayRef(In, S.In.size()), Buf1.data());
+    scatter(*Out.S, Out.Shape, Buf1.data());
+    return;
+  }
   default:
     return;
   }

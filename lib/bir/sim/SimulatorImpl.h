@@ -408,7 +408,7 @@ private:
   std::unique_ptr<RaceDetector> Races;
 
   std::vector<std::pair<unsigned, unsigned>> ScanOrder;
-  std::vector<uint8_t> Buf0, Buf1, Buf2;
+  std::vector<uint8_t> Buf0, Buf1, Buf2, Buf3;
   std::vector<std::pair<uint64_t, uint64_t>> RunScratch;
   std::vector<std::vector<uint8_t>> CollBufs;
 

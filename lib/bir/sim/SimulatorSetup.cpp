@@ -83,7 +83,13 @@ llvm::Error SubgraphSim::makeStorages() {
     S->Type = L.getType();
     S->Partitions = L.getNumPartitions();
     S->BytesPerPartition = L.getBytesPerPartition();
-    S->Data.assign(Bytes, 0);
+    // A constant starts with its bytes (docs/bir.md "Memory locations").
+    if (L.hasInitialData()) {
+      S->Data.assign(L.getInitialData().begin(), L.getInitialData().end());
+      S->AllInit = true;
+    } else {
+      S->Data.assign(Bytes, 0);
+    }
     Storages.push_back(std::move(S));
     return Storages.back().get();
   };
@@ -185,6 +191,8 @@ llvm::Error SubgraphSim::makeStatics(CoreSim &C) {
       S.Accumulate = D->isAccumulate();
     if (auto *Mm = llvm::dyn_cast<InstMatmul>(&I))
       S.Accumulate = Mm->isAccumulate();
+    if (auto *TR = llvm::dyn_cast<InstTensorReduce>(&I))
+      S.Accumulate = TR->isAccumulate();
     if (I.getType() != InstructionType::TensorCompletion) {
       for (const OperandInfo &Op : S.Out) {
         S.BytesOut += Op.Bytes;
@@ -615,6 +623,9 @@ llvm::Error SubgraphSim::setup() {
       return E;
   SeedCache.resize(Storages.size());
   for (auto &S : Storages) {
+    // A location with initial data is a constant, not an input.
+    if (S->Loc && S->Loc->hasInitialData())
+      S->Seeded = false;
     if (!S->Seeded)
       continue;
     std::vector<uint8_t> &Cached = SeedCache[S->Id];
