@@ -196,32 +196,32 @@ BlockTrace traceBlocks(const Module &M, const CFGView &G, const SCCInfo &SCCs) {
   return Static;
 }
 
-/// The per-core modules of one subgraph; index = core.
-struct Subgraph {
+/// The per-core modules of one split subgraph; index = core.
+struct SplitSubgraph {
   unsigned Id;
   std::vector<Module *> Cores;
 };
 
-llvm::Expected<std::vector<Subgraph>> groupSubgraphs(Program &P) {
+llvm::Expected<std::vector<SplitSubgraph>> groupSubgraphs(const Program &P) {
   unsigned Lnc = P[0]->getPassOptions().LncSize;
-  std::vector<Subgraph> Groups;
-  llvm::DenseMap<unsigned, unsigned> GroupOf;
-  for (const std::unique_ptr<Module> &M : P) {
-    auto [It, New] = GroupOf.try_emplace(M->getSubgraphId(), Groups.size());
-    if (New)
-      Groups.push_back({M->getSubgraphId(), std::vector<Module *>(Lnc)});
-    Subgraph &S = Groups[It->second];
-    unsigned Core = M->getNeuronCoreId();
-    if (Core >= Lnc)
-      return makeError("subgraph " + llvm::Twine(S.Id) +
-                       " has a module for core " + llvm::Twine(Core) +
-                       ", outside lnc_size " + llvm::Twine(Lnc));
-    if (S.Cores[Core])
-      return makeError("subgraph " + llvm::Twine(S.Id) +
-                       " has two modules for core " + llvm::Twine(Core));
-    S.Cores[Core] = M.get();
+  std::vector<SplitSubgraph> Groups;
+  for (const Subgraph &G : P.subgraphs()) {
+    SplitSubgraph &S = Groups.emplace_back();
+    S.Id = G.getId();
+    S.Cores.assign(Lnc, nullptr);
+    for (Module *M : G.modules()) {
+      unsigned Core = M->getNeuronCoreId();
+      if (Core >= Lnc)
+        return makeError("subgraph " + llvm::Twine(S.Id) +
+                         " has a module for core " + llvm::Twine(Core) +
+                         ", outside lnc_size " + llvm::Twine(Lnc));
+      if (S.Cores[Core])
+        return makeError("subgraph " + llvm::Twine(S.Id) +
+                         " has two modules for core " + llvm::Twine(Core));
+      S.Cores[Core] = M;
+    }
   }
-  for (const Subgraph &S : Groups)
+  for (const SplitSubgraph &S : Groups)
     for (unsigned C = 0; C < Lnc; ++C)
       if (!S.Cores[C])
         return makeError("subgraph " + llvm::Twine(S.Id) +
@@ -235,7 +235,7 @@ llvm::Expected<std::vector<Subgraph>> groupSubgraphs(Program &P) {
 /// Flat placement puts the completion in the same block on every core, and
 /// every core must take the same path through it, so the cores' CFGs must
 /// agree: block names, successors, branch kinds and trip counts.
-llvm::Error checkSameControlFlow(const Subgraph &S) {
+llvm::Error checkSameControlFlow(const SplitSubgraph &S) {
   const Module &M0 = *S.Cores[0];
   for (unsigned C = 1; C < S.Cores.size(); ++C) {
     const Module &M = *S.Cores[C];
@@ -358,7 +358,7 @@ identifyLastWrites(const Module &M, llvm::StringRef Name,
 /// 0 writes core 1's copy and the other way round), so each core's are found
 /// on that core rather than by core 0's instruction names.
 std::vector<CompletionWait>
-extendLastWrites(const Subgraph &S, llvm::StringRef Name,
+extendLastWrites(const SplitSubgraph &S, llvm::StringRef Name,
                  llvm::ArrayRef<unsigned> WriterBlocks, const BlockTrace &T) {
   std::vector<CompletionWait> Waits;
   for (unsigned C = 0; C < S.Cores.size(); ++C)
@@ -402,7 +402,7 @@ llvm::StringMap<const Instruction *> indexInstructions(const Module &M) {
 
 /// The completions of one subgraph, or nothing for a location whose
 /// completion is already there (the pass has run before).
-llvm::Expected<std::vector<PendingPTCOM>> planSubgraph(const Subgraph &S) {
+llvm::Expected<std::vector<PendingPTCOM>> planSubgraph(const SplitSubgraph &S) {
   if (llvm::Error E = checkSameControlFlow(S))
     return E;
   std::vector<const Module *> Cores(S.Cores.begin(), S.Cores.end());
@@ -455,7 +455,7 @@ llvm::Expected<std::vector<PendingPTCOM>> planSubgraph(const Subgraph &S) {
 
 /// Inserts each completion before the first terminator of its block, on
 /// every core, reading the whole of that core's location.
-void insertPTCOMs(const Subgraph &S, llvm::ArrayRef<PendingPTCOM> Pending) {
+void insertPTCOMs(const SplitSubgraph &S, llvm::ArrayRef<PendingPTCOM> Pending) {
   for (Module *M : S.Cores)
     for (const PendingPTCOM &P : Pending) {
       auto TC = std::make_unique<InstTensorCompletion>(P.Name, CompletionEngine);
@@ -560,11 +560,11 @@ identifyPTCOMBlocks(llvm::ArrayRef<const Module *> Cores) {
 llvm::Expected<bool> InsertPTCOMFlat::run(Program &Modules) {
   if (Modules.empty())
     return false;
-  llvm::Expected<std::vector<Subgraph>> Groups = groupSubgraphs(Modules);
+  llvm::Expected<std::vector<SplitSubgraph>> Groups = groupSubgraphs(Modules);
   if (!Groups)
     return Groups.takeError();
   std::vector<std::vector<PendingPTCOM>> Pending;
-  for (const Subgraph &S : *Groups) {
+  for (const SplitSubgraph &S : *Groups) {
     llvm::Expected<std::vector<PendingPTCOM>> P = planSubgraph(S);
     if (!P)
       return P.takeError();

@@ -26,7 +26,8 @@
 #include "Storage.h"
 
 #include "loom/bir/ir/Instructions.h"
-#include "loom/bir/passes/Pass.h"
+#include "loom/bir/passes/LncSplitter.h"
+#include "loom/bir/passes/PassManager.h"
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -1694,17 +1695,8 @@ void SubgraphSim::finish(SimResult &R) {
 /// The modules of each subgraph, in order of first appearance, by core.
 std::vector<std::vector<const Module *>> groupSubgraphs(const Program &P) {
   std::vector<std::vector<const Module *>> Groups;
-  std::map<unsigned, unsigned> Index;
-  for (const auto &M : P) {
-    auto [It, New] = Index.insert({M->getSubgraphId(), Groups.size()});
-    if (New)
-      Groups.emplace_back();
-    Groups[It->second].push_back(M.get());
-  }
-  for (auto &G : Groups)
-    llvm::sort(G, [](const Module *A, const Module *B) {
-      return A->getNeuronCoreId() < B->getNeuronCoreId();
-    });
+  for (const Subgraph &S : P.subgraphs())
+    Groups.emplace_back(S.modules().begin(), S.modules().end());
   return Groups;
 }
 
@@ -1733,13 +1725,13 @@ std::string describeDifference(const LocationState &A, const LocationState &B,
 } // namespace
 
 llvm::Error splitIfNeeded(Program &P) {
-  auto Pass = createPass("lnc_splitter");
-  if (!Pass)
-    return Pass.takeError();
-  llvm::Expected<bool> Changed = (*Pass)->run(P);
-  if (!Changed)
-    return makeError("pass 'lnc_splitter' failed: " +
-                     llvm::toString(Changed.takeError()));
+  // The program was verified when it was loaded, and the split keeps that.
+  PassManagerOptions O;
+  O.VerifyAtEnd = false;
+  PassManager PM(O);
+  PM.addPass(std::make_unique<LncSplitter>());
+  if (llvm::Expected<bool> Changed = PM.run(P); !Changed)
+    return Changed.takeError();
   return llvm::Error::success();
 }
 
