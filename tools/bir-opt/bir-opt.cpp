@@ -197,8 +197,8 @@ BackendOptions getBackendOptions() {
 }
 
 /// Checks what the option parser cannot: --passes and --pipeline are not
-/// combined, an input is named (unless only the pipeline is printed), --lnc
-/// fits the target, and a --target given fits the pipeline options.
+/// combined, an input is named (unless only the pipeline is printed), and
+/// --lnc fits the target.
 llvm::Error checkUsage() {
   if (PipelineOpt.getNumOccurrences() && PassList.getNumOccurrences())
     return makeError("--pipeline and --passes cannot be combined; choose the "
@@ -211,10 +211,6 @@ llvm::Error checkUsage() {
   analysis::CostModelParams Cost;
   if (llvm::Error E = Common.applyCostParams(Cost))
     return E;
-  if (Common.TargetArch.getNumOccurrences())
-    if (llvm::Error E = checkPipelineOptions(getBackendOptions(),
-                                             Common.TargetArch.getValue()))
-      return E;
   // Without --target the modules keep their own, checked on loading.
   return Common.checkLncSize(Target::Trn2);
 }
@@ -351,11 +347,7 @@ int main(int argc, char **argv) {
     return failInput(P.takeError());
   std::string InputPrefix = (FileName + ": ").str();
 
-  // The pipeline options must suit the program's target (a --target given
-  // on the command line has been checked already).
   Target T = P->front()->getPassOptions().Arch;
-  if (llvm::Error E = checkPipelineOptions(getBackendOptions(), T))
-    return failInput(std::move(E), InputPrefix);
   if (UsePipeline) {
     llvm::Expected<PassManager> L = createDefaultPipeline(T);
     if (!L)

@@ -381,6 +381,7 @@ struct PendingPTCOM {
   std::string Location;
   unsigned Block;
   std::vector<CompletionWait> Waits;
+  std::string Why;
 };
 
 /// The names of a completion's copies: "<location>-PTCOM" in the first
@@ -447,8 +448,8 @@ llvm::Expected<std::vector<PendingPTCOM>> planSubgraph(const SplitSubgraph &S) {
     std::vector<CompletionWait> Waits =
         extendLastWrites(S, P.Location, P.WriterBlocks, Trace);
     for (unsigned K = 0; K < P.Blocks.size(); ++K)
-      Pending.push_back(
-          {getPTCOMName(P.Location, K), P.Location, P.Blocks[K], Waits});
+      Pending.push_back({getPTCOMName(P.Location, K), P.Location, P.Blocks[K],
+                         Waits, P.Why});
   }
   return Pending;
 }
@@ -537,11 +538,23 @@ identifyPTCOMBlocks(llvm::ArrayRef<const Module *> Cores) {
 
     // The first common post-dominator, hoisted out of any loop it is in.
     PostDomNode N = PDT.getFirstCommonPostdominator(P.WriterBlocks);
-    while (!N.isVirtualExit() && !meetsPTCOMRequirements(SCCs, N.getBlock()))
+    std::string Writers;
+    for (unsigned B : P.WriterBlocks)
+      Writers += (Writers.empty() ? "'" : ", '") +
+                 Core0.getBlock(B)->getName().str() + "'";
+    P.Why = "the first common post-dominator of the writer blocks " + Writers;
+    bool Hoisted = false;
+    while (!N.isVirtualExit() && !meetsPTCOMRequirements(SCCs, N.getBlock())) {
       N = PDT.getImmediatePostdominator(N.getBlock());
+      Hoisted = true;
+    }
+    if (Hoisted)
+      P.Why += ", hoisted out of the loop it is in";
     if (!N.isVirtualExit()) {
       P.Blocks.push_back(N.getBlock());
     } else {
+      P.Why = "no block follows every write of the writer blocks " + Writers +
+              ": one in each exit they reach";
       // No single block follows every write: the writes end at several
       // exits. Each run ends at exactly one exit, so one completion in every
       // exit the writers reach fires once after all of them. Roots that are
@@ -572,8 +585,18 @@ llvm::Expected<bool> InsertPTCOMFlat::run(Program &Modules) {
   }
   bool Changed = false;
   for (size_t G = 0; G < Groups->size(); ++G) {
-    insertPTCOMs((*Groups)[G], Pending[G]);
+    const SplitSubgraph &S = (*Groups)[G];
+    insertPTCOMs(S, Pending[G]);
     Changed |= !Pending[G].empty();
+    for (const PendingPTCOM &P : Pending[G]) {
+      addStatistic("completions inserted", S.Cores.size());
+      addStatistic("completion waits", S.Cores.size() * P.Waits.size());
+      if (wantsRemarks())
+        remark("subgraph " + llvm::Twine(S.Id) + ": '" + P.Name +
+               "' in block '" + S.Cores[0]->getBlock(P.Block)->getName() +
+               "' on every core, waiting for " + llvm::Twine(P.Waits.size()) +
+               " write(s): " + P.Why);
+    }
   }
   return Changed;
 }
