@@ -1,0 +1,1403 @@
+//===- Codegen.cpp - HLO module to the BIR programs of a launch -----------===//
+//
+// Every HLO array value lives in a SharedDRAM location of the device (one
+// row, its elements in row-major order). Each op reads its operands from
+// DRAM and writes its result there:
+//
+//   elementwise:  DMA chunk -> SB tile; ACT/DVE/POOL op; DMA SB tile -> DRAM
+//   data movement (transpose, broadcast, slice, concatenate, pad):
+//                 DMA DRAM -> DRAM with access patterns
+//   dot:          DMA to [B][K][M] and [B][K][N]; per 128x512 output tile,
+//                 Matmul per 128-row K tile accumulating into PSUM, TensorCopy
+//                 PSUM -> SB (the result type), DMA SB -> DRAM
+//   collectives:  non-local CollectiveCompute DRAM -> DRAM over device ids
+//
+// docs/codegen.md gives the rules and the reasons.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/codegen/Codegen.h"
+
+#include "Emitter.h"
+
+#include "loom/codegen/DeviceGroups.h"
+#include "loom/hlo/ir/HloAttributes.h"
+#include "loom/hlo/ir/HloComputation.h"
+#include "loom/hlo/ir/HloInstruction.h"
+#include "loom/support/Error.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringExtras.h"
+#include "llvm/ADT/StringSwitch.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <numeric>
+
+namespace loom::codegen {
+
+using namespace bir;
+using hlo::HloComputation;
+using hlo::HloInstruction;
+using hlo::HloOpcode;
+using hlo::PrimitiveType;
+using hlo::Shape;
+
+namespace {
+
+/// The identity custom-call targets of the interpreter
+/// (loom::hlo::IsIdentityCustomCallTarget, the one home of the list; a unit
+/// test checks that both agree).
+bool isIdentityTarget(llvm::StringRef T) {
+  return llvm::StringSwitch<bool>(T)
+      .Cases("Sharding", "ShardBarrierFrom", "ShardBarrierTo",
+             "SPMDFullToShardShape", "SPMDShardToFullShape", true)
+      .Cases("MoveToHost", "MoveToDevice", "PinToDevice", "PinToDeviceSram",
+             "annotate_device_placement", true)
+      .Case("xla.sdy.FuncResultSharding", true)
+      .Default(false);
+}
+
+/// A value: an array in a DRAM buffer, a tuple, or a token (no data).
+struct Val {
+  int Buf = -1;
+  bool IsTuple = false;
+  std::vector<Val> Elems;
+};
+
+/// A SharedDRAM location present in every core's module.
+struct Buffer {
+  DataType T;
+  uint64_t Elems;
+  std::vector<MemoryLocation *> PerCore;
+};
+
+/// A strided walk over elements: (step, count) pairs, outermost first.
+using Dims = std::vector<PatternDim>;
+
+std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> Shape) {
+  std::vector<int64_t> S(Shape.size(), 1);
+  for (size_t I = Shape.size(); I-- > 1;)
+    S[I - 1] = S[I] * Shape[I];
+  return S;
+}
+
+/// Drops count-1 dimensions and merges dimensions that walk on
+/// contiguously; the same elements in the same order.
+Dims normalize(const Dims &In) {
+  Dims Out;
+  for (const PatternDim &D : In) {
+    if (D.Count == 1)
+      continue;
+    if (!Out.empty() &&
+        Out.back().Step == D.Step * static_cast<int64_t>(D.Count)) {
+      Out.back() = {D.Step, Out.back().Count * D.Count};
+      continue;
+    }
+    Out.push_back(D);
+  }
+  if (Out.empty())
+    Out.push_back({1, 1});
+  return Out;
+}
+
+uint64_t countOf(const Dims &D) {
+  uint64_t N = 1;
+  for (const PatternDim &P : D)
+    N *= P.Count;
+  return N;
+}
+
+bool isDefaultLayout(const Shape &S) {
+  if (!S.has_layout())
+    return true;
+  const auto &M2M = S.layout()->minor_to_major;
+  for (size_t I = 0; I < M2M.size(); ++I)
+    if (M2M[I] != static_cast<int64_t>(M2M.size() - 1 - I))
+      return false;
+  return true;
+}
+
+class DeviceLowering {
+public:
+  DeviceLowering(const hlo::HloModule &HM, LaunchSize LS, int64_t Device,
+                 const CodegenOptions &O)
+      : HM(HM), LS(LS), Device(Device), Replica(Device / LS.NumPartitions),
+        Partition(Device % LS.NumPartitions), L(O.LncSize) {
+    for (unsigned C = 0; C < L; ++C)
+      Cores.emplace_back(std::make_unique<Module>(
+          HM.name(), C, 0, PassOptions{O.LncSize, O.Arch}));
+  }
+
+  llvm::Expected<LaunchDevice> run();
+
+private:
+  // ---- Errors --------------------------------------------------------------
+  llvm::Error notLowered(const HloInstruction &I, const llvm::Twine &Why) {
+    return makeError(I.parent()->name() + "/" + I.name() + ": " +
+                     I.OpcodeText() + " is not lowered (" + Why + ")");
+  }
+
+  // ---- Buffers -------------------------------------------------------------
+  llvm::Expected<DataType> typeOf(const HloInstruction &I, const Shape &S) {
+    std::optional<DataType> T =
+        getBirTypeOfHloType(hlo::PrimitiveTypeName(S.element_type()));
+    if (!T)
+      return notLowered(I, "element type " +
+                               hlo::PrimitiveTypeName(S.element_type()) +
+                               " has no BIR type");
+    if (!S.is_static())
+      return notLowered(I, "dynamic shape " + S.ToString(false));
+    return *T;
+  }
+  int newBuffer(llvm::StringRef Name, DataType T, uint64_t Elems) {
+    Buffer B{T, Elems, {}};
+    std::string Unique = Cores[0].uniqueName(Name);
+    for (unsigned C = 0; C < L; ++C) {
+      if (C > 0)
+        Cores[C].uniqueName(Unique);
+      B.PerCore.push_back(Cores[C].addLocation(Unique, MemoryKind::SharedDRAM,
+                                               T, 1,
+                                               Elems * getDataTypeSize(T)));
+    }
+    Bufs.push_back(std::move(B));
+    return static_cast<int>(Bufs.size() - 1);
+  }
+  /// A new buffer for the array result of I.
+  llvm::Expected<int> resultBuffer(const HloInstruction &I, const Shape &S,
+                                   llvm::StringRef Suffix = "") {
+    llvm::Expected<DataType> T = typeOf(I, S);
+    if (!T)
+      return T.takeError();
+    return newBuffer((I.name() + Suffix).str(), *T, S.element_count());
+  }
+  llvm::Expected<Val> newValue(const HloInstruction &I, const Shape &S,
+                               std::string Suffix = "") {
+    if (S.IsToken())
+      return Val();
+    if (S.IsTuple()) {
+      Val V;
+      V.IsTuple = true;
+      for (int64_t K = 0; K < S.tuple_shapes_size(); ++K) {
+        llvm::Expected<Val> E =
+            newValue(I, S.tuple_shapes(K), Suffix + "." + std::to_string(K));
+        if (!E)
+          return E.takeError();
+        V.Elems.push_back(std::move(*E));
+      }
+      return V;
+    }
+    llvm::Expected<int> B = resultBuffer(I, S, Suffix);
+    if (!B)
+      return B.takeError();
+    Val V;
+    V.Buf = *B;
+    return V;
+  }
+  AccessPattern dram(int Buf, unsigned Core, uint64_t ElemOffset,
+                     const Dims &D) {
+    const Buffer &B = Bufs[Buf];
+    return AccessPattern(B.PerCore[Core], 0, 1,
+                         ElemOffset * getDataTypeSize(B.T), normalize(D), B.T);
+  }
+
+  // ---- Emission helpers ----------------------------------------------------
+  std::string name(unsigned Core, const HloInstruction &I, llvm::StringRef S) {
+    return Cores[Core].uniqueName((I.name() + "." + S).str());
+  }
+  /// At lnc > 1, a barrier over every core after work that other cores
+  /// will read.
+  void barrier(llvm::StringRef Why) {
+    if (L < 2)
+      return;
+    std::vector<unsigned> All(L);
+    std::iota(All.begin(), All.end(), 0);
+    std::string Name = ("cb." + llvm::Twine(NextBarrier) + "." + Why).str();
+    for (unsigned C = 0; C < L; ++C)
+      Cores[C].emitFence(std::make_unique<InstCoreBarrier>(
+          Cores[C].uniqueName(Name), Engine::POOL, NextBarrier, All));
+    ++NextBarrier;
+  }
+  /// Copies elements from one walk to another, split between the cores
+  /// along the outermost dimension of the destination walk.
+  void move(const HloInstruction &I, int Src, uint64_t SrcOff, Dims SrcD,
+            int Dst, uint64_t DstOff, Dims DstD);
+  /// Streams elementwise work through SB: Make builds the engine
+  /// instruction for one chunk.
+  using MakeOp = std::function<std::unique_ptr<Instruction>(
+      std::string Name, unsigned Chunk)>;
+  void elementwise(const HloInstruction &I, llvm::ArrayRef<int> Ins, int Out,
+                   const MakeOp &Make);
+  /// Fills Buf with Value (Memset in SB, DMA to DRAM).
+  void fill(const HloInstruction &I, int Buf, double Value);
+
+  // ---- Ops -------------------------------------------------------------------
+  llvm::Expected<Val> lowerComputation(const HloComputation &C,
+                                       llvm::ArrayRef<Val> Args);
+  llvm::Expected<Val> lower(const HloInstruction &I,
+                            llvm::DenseMap<const HloInstruction *, Val> &Vals);
+  llvm::Expected<Val> lowerElementwise(const HloInstruction &I,
+                                       llvm::ArrayRef<Val> Ops);
+  llvm::Expected<Val> lowerConstant(const HloInstruction &I);
+  llvm::Expected<Val> lowerDataMovement(const HloInstruction &I,
+                                        llvm::ArrayRef<Val> Ops);
+  llvm::Expected<Val> lowerDot(const HloInstruction &I, llvm::ArrayRef<Val> Ops);
+  llvm::Expected<Val> lowerCollective(const HloInstruction &I,
+                                      const Shape &Result,
+                                      llvm::ArrayRef<Val> Ops);
+  llvm::Expected<Val> lowerPermute(const HloInstruction &I, const Shape &Result,
+                                   const Val &Op);
+  llvm::Expected<Val> lowerStart(const HloInstruction &I,
+                                 llvm::ArrayRef<Val> Ops);
+
+  const hlo::HloModule &HM;
+  LaunchSize LS;
+  int64_t Device, Replica, Partition;
+  unsigned L;
+  std::vector<CoreEmitter> Cores;
+  std::vector<Buffer> Bufs;
+  unsigned NextBarrier = 0;
+  unsigned Depth = 0;
+};
+
+void DeviceLowering::move(const HloInstruction &I, int Src, uint64_t SrcOff,
+                          Dims SrcD, int Dst, uint64_t DstOff, Dims DstD) {
+  assert(countOf(SrcD) == countOf(DstD) && "a move keeps the element count");
+  if (countOf(SrcD) == 0)
+    return;
+  // Split along the outermost dimension when both walks have it: each core
+  // (and each DMA queue) takes a range of its indices.
+  uint64_t Outer = SrcD.empty() ? 1 : SrcD[0].Count;
+  bool Splittable = !SrcD.empty() && !DstD.empty() &&
+                    SrcD[0].Count == DstD[0].Count && Outer > 1;
+  uint64_t Elems = countOf(SrcD);
+  unsigned Pieces = 1;
+  if (Splittable) {
+    // About 64 Ki elements per DMA, at most 4 per core.
+    uint64_t Want = std::max<uint64_t>(1, Elems / 65536);
+    Pieces = static_cast<unsigned>(std::min<uint64_t>(
+        {Outer, static_cast<uint64_t>(4 * L), std::max<uint64_t>(Want, L)}));
+    if (Elems < 4096)
+      Pieces = 1;
+  }
+  for (unsigned K = 0; K < Pieces; ++K) {
+    uint64_t Lo = Outer * K / Pieces, Hi = Outer * (K + 1) / Pieces;
+    if (Lo == Hi)
+      continue;
+    Dims S = SrcD, D = DstD;
+    uint64_t SO = SrcOff, DO = DstOff;
+    if (Pieces > 1) {
+      SO += Lo * SrcD[0].Step;
+      DO += Lo * DstD[0].Step;
+      S[0].Count = D[0].Count = Hi - Lo;
+    }
+    unsigned Core = K % L;
+    Cores[Core].emit(std::make_unique<InstDMACopy>(name(Core, I, "dma"),
+                                                   Cores[Core].nextDma(), false),
+                     {dram(Src, Core, SO, S)}, {dram(Dst, Core, DO, D)});
+  }
+}
+
+/// The chunks of a stream of N elements through 128 x F tiles: full tiles,
+/// then the rows that are left, then the last partial row.
+struct Chunk {
+  uint64_t First;
+  unsigned Parts;
+  uint64_t Free;
+};
+std::vector<Chunk> chunks(uint64_t N, uint64_t F) {
+  std::vector<Chunk> Out;
+  uint64_t E = 0;
+  while (E < N) {
+    uint64_t Rem = N - E;
+    if (Rem >= 128 * F) {
+      Out.push_back({E, 128, F});
+    } else {
+      // What is left, spread over the partitions: rows of ceil(Rem / 128),
+      // then the last partial row.
+      uint64_t Row = (Rem + 127) / 128;
+      if (Rem / Row > 0)
+        Out.push_back({E, static_cast<unsigned>(Rem / Row), Row});
+      else
+        Out.push_back({E, 1, Rem});
+    }
+    E += Out.back().Parts * Out.back().Free;
+  }
+  return Out;
+}
+
+void DeviceLowering::elementwise(const HloInstruction &I,
+                                 llvm::ArrayRef<int> Ins, int Out,
+                                 const MakeOp &Make) {
+  unsigned MaxSize = getDataTypeSize(Bufs[Out].T);
+  for (int B : Ins)
+    MaxSize = std::max(MaxSize, getDataTypeSize(Bufs[B].T));
+  uint64_t F = SlotBytes / MaxSize;
+  std::vector<Chunk> Cs = chunks(Bufs[Out].Elems, F);
+  for (unsigned K = 0; K < Cs.size(); ++K) {
+    const Chunk &C = Cs[K];
+    unsigned Core = K % L;
+    CoreEmitter &E = Cores[Core];
+    Dims DramD = C.Parts > 1 ? Dims{{static_cast<int64_t>(C.Free), C.Parts},
+                                    {1, C.Free}}
+                             : Dims{{1, C.Free}};
+    std::vector<AccessPattern> Tiles;
+    for (int B : Ins) {
+      MemoryLocation *S = E.nextSlot(Bufs[B].T);
+      AccessPattern Tile(S, 0, C.Parts, 0, {{1, C.Free}}, Bufs[B].T);
+      E.emit(std::make_unique<InstDMACopy>(name(Core, I, "ld"), E.nextDma(),
+                                           false),
+             {dram(B, Core, C.First, DramD)}, {Tile});
+      Tiles.push_back(Tile);
+    }
+    MemoryLocation *O = E.nextSlot(Bufs[Out].T);
+    AccessPattern OutTile(O, 0, C.Parts, 0, {{1, C.Free}}, Bufs[Out].T);
+    E.emit(Make(name(Core, I, "op"), K), Tiles, {OutTile});
+    E.emit(std::make_unique<InstDMACopy>(name(Core, I, "st"), E.nextDma(),
+                                         false),
+           {OutTile}, {dram(Out, Core, C.First, DramD)});
+  }
+}
+
+void DeviceLowering::fill(const HloInstruction &I, int Buf, double Value) {
+  uint64_t F = SlotBytes / getDataTypeSize(Bufs[Buf].T);
+  std::vector<Chunk> Cs = chunks(Bufs[Buf].Elems, F);
+  for (unsigned K = 0; K < Cs.size(); ++K) {
+    const Chunk &C = Cs[K];
+    unsigned Core = K % L;
+    CoreEmitter &E = Cores[Core];
+    MemoryLocation *S = E.nextSlot(Bufs[Buf].T);
+    AccessPattern Tile(S, 0, C.Parts, 0, {{1, C.Free}}, Bufs[Buf].T);
+    E.emit(std::make_unique<InstMemset>(name(Core, I, "set"), Engine::POOL,
+                                        Value),
+           {}, {Tile});
+    Dims DramD = C.Parts > 1 ? Dims{{static_cast<int64_t>(C.Free), C.Parts},
+                                    {1, C.Free}}
+                             : Dims{{1, C.Free}};
+    E.emit(std::make_unique<InstDMACopy>(name(Core, I, "st"), E.nextDma(),
+                                         false),
+           {Tile}, {dram(Buf, Core, C.First, DramD)});
+  }
+}
+
+// ---- Elementwise ---------------------------------------------------------------
+
+bool isArithmeticFloat(DataType T) {
+  // fp8 results round with BIR's saturation (fp8e4m3 to 448), HLO's give
+  // NaN on overflow: fp8 arithmetic is not lowered.
+  return T == DataType::FP32 || T == DataType::BF16 || T == DataType::FP16;
+}
+
+llvm::Expected<Val> DeviceLowering::lowerElementwise(const HloInstruction &I,
+                                                     llvm::ArrayRef<Val> Ops) {
+  llvm::Expected<DataType> T = typeOf(I, I.shape());
+  if (!T)
+    return T.takeError();
+  std::vector<int> Ins;
+  for (const Val &V : Ops)
+    Ins.push_back(V.Buf);
+  HloOpcode Op = I.opcode();
+  if (Op == HloOpcode::kConvert) {
+    DataType From = Bufs[Ins[0]].T;
+    PrimitiveType HFrom = I.operand(0)->shape().element_type();
+    PrimitiveType HTo = I.shape().element_type();
+    bool FloatFrom = hlo::IsFloatingPointType(HFrom);
+    bool FloatTo = hlo::IsFloatingPointType(HTo);
+    // TensorCopy rounds to nearest and saturates; HLO truncates float to
+    // integer, wraps between integers and makes pred by x != 0.
+    if (HTo == PrimitiveType::PRED || HFrom == PrimitiveType::PRED)
+      return notLowered(I, "a conversion to or from pred needs x != 0");
+    if (FloatFrom && !FloatTo)
+      return notLowered(I, "float to integer truncates in HLO, TensorCopy rounds");
+    if (!FloatFrom && !FloatTo &&
+        getDataTypeSize(*T) < getDataTypeSize(From))
+      return notLowered(I, "a narrowing integer conversion wraps in HLO, "
+                           "TensorCopy saturates");
+    if (!FloatFrom && !FloatTo &&
+        hlo::IsSignedIntegralType(HFrom) != hlo::IsSignedIntegralType(HTo))
+      return notLowered(I, "a conversion between signed and unsigned "
+                           "integers wraps in HLO, TensorCopy saturates");
+    if (*T == DataType::FP8E4M3)
+      return notLowered(I, "f8e4m3fn overflows to NaN in HLO, TensorCopy "
+                           "saturates to 448");
+  } else {
+    for (const HloInstruction *O : I.operands())
+      if (!O->shape().IsArray() ||
+          !hlo::IsFloatingPointType(O->shape().element_type()))
+        return notLowered(I, "integer and pred operands need exact integer "
+                             "arithmetic, which TensorTensor (fp32) lacks");
+    if (!isArithmeticFloat(*T))
+      return notLowered(I, "element type " +
+                               hlo::PrimitiveTypeName(I.shape().element_type()) +
+                               " rounds differently in BIR arithmetic");
+  }
+  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  if (!Out)
+    return Out.takeError();
+  MakeOp Make;
+  switch (Op) {
+  case HloOpcode::kAdd:
+  case HloOpcode::kSubtract:
+  case HloOpcode::kMultiply:
+  case HloOpcode::kMaximum:
+  case HloOpcode::kMinimum: {
+    ArithOp A = Op == HloOpcode::kAdd        ? ArithOp::Add
+                : Op == HloOpcode::kSubtract ? ArithOp::Subtract
+                : Op == HloOpcode::kMultiply ? ArithOp::Multiply
+                : Op == HloOpcode::kMaximum  ? ArithOp::Max
+                                             : ArithOp::Min;
+    Make = [A](std::string N, unsigned K) {
+      return std::make_unique<InstTensorTensor>(
+          std::move(N), K % 2 ? Engine::POOL : Engine::DVE, A);
+    };
+    break;
+  }
+  case HloOpcode::kExp:
+  case HloOpcode::kTanh:
+  case HloOpcode::kNegate: {
+    ActivationFunc F = Op == HloOpcode::kExp    ? ActivationFunc::Exp
+                       : Op == HloOpcode::kTanh ? ActivationFunc::Tanh
+                                                : ActivationFunc::Identity;
+    double Scale = Op == HloOpcode::kNegate ? -1 : 1;
+    Make = [F, Scale](std::string N, unsigned) {
+      return std::make_unique<InstActivation>(std::move(N), Engine::ACT, F,
+                                              Scale);
+    };
+    break;
+  }
+  case HloOpcode::kConvert:
+    Make = [](std::string N, unsigned K) {
+      static const Engine Es[] = {Engine::ACT, Engine::DVE, Engine::POOL};
+      return std::make_unique<InstTensorCopy>(std::move(N), Es[K % 3]);
+    };
+    break;
+  default:
+    llvm_unreachable("not an elementwise op");
+  }
+  elementwise(I, Ins, *Out, Make);
+  barrier(I.name());
+  Val V;
+  V.Buf = *Out;
+  return V;
+}
+
+// ---- Constants ----------------------------------------------------------------
+
+/// The values of a literal's text, in row-major order, or none when a value
+/// is not a plain number.
+std::optional<std::vector<double>> parseLiteral(llvm::StringRef Text) {
+  std::vector<double> Vals;
+  size_t I = 0;
+  while (I < Text.size()) {
+    char C = Text[I];
+    if (Text.substr(I).startswith("/*")) {
+      size_t End = Text.find("*/", I + 2);
+      if (End == llvm::StringRef::npos)
+        return std::nullopt;
+      I = End + 2;
+      continue;
+    }
+    if (C == '{' || C == '}' || C == ',' || llvm::isSpace(C)) {
+      ++I;
+      continue;
+    }
+    size_t J = I;
+    while (J < Text.size() && Text[J] != ',' && Text[J] != '}' &&
+           Text[J] != '{' && !llvm::isSpace(Text[J]))
+      ++J;
+    llvm::StringRef Tok = Text.slice(I, J);
+    I = J;
+    if (Tok == "true") {
+      Vals.push_back(1);
+      continue;
+    }
+    if (Tok == "false") {
+      Vals.push_back(0);
+      continue;
+    }
+    if (Tok.contains_insensitive("nan") || Tok.contains_insensitive("inf") ||
+        Tok.contains_insensitive("x"))
+      return std::nullopt;
+    std::string S = Tok.str();
+    char *End = nullptr;
+    double D = std::strtod(S.c_str(), &End);
+    if (End != S.c_str() + S.size())
+      return std::nullopt;
+    Vals.push_back(D);
+  }
+  return Vals;
+}
+
+llvm::Expected<Val> DeviceLowering::lowerConstant(const HloInstruction &I) {
+  if (!I.shape().IsArray())
+    return notLowered(I, "tuple constants");
+  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  if (!Out)
+    return Out.takeError();
+  std::optional<std::vector<double>> Vals = parseLiteral(I.literal_text());
+  uint64_t N = Bufs[*Out].Elems;
+  if (!Vals)
+    return notLowered(I, "a value that is not a finite number (Memset takes "
+                         "finite values)");
+  if (Vals->size() == 1 && N != 1)
+    Vals->assign(N, (*Vals)[0]);
+  if (Vals->size() != N)
+    return notLowered(I, "the literal has " + llvm::Twine(Vals->size()) +
+                             " values for " + llvm::Twine(N) + " elements");
+  bool Splat = llvm::all_of(*Vals, [&](double V) { return V == (*Vals)[0]; });
+  if (N == 0)
+    return Val{*Out, false, {}};
+  if (Splat) {
+    fill(I, *Out, (*Vals)[0]);
+  } else {
+    // One Memset per run of equal values in one row of SB, then a DMA;
+    // the limit keeps programs small until locations carry initial data.
+    unsigned Runs = 1;
+    for (uint64_t K = 1; K < N; ++K)
+      Runs += (*Vals)[K] != (*Vals)[K - 1];
+    if (Runs > 4096)
+      return notLowered(I, "a constant of " + llvm::Twine(Runs) +
+                               " runs of equal values (at most 4096 Memsets)");
+    DataType T = Bufs[*Out].T;
+    uint64_t F = SlotBytes / getDataTypeSize(T);
+    CoreEmitter &E = Cores[0];
+    for (uint64_t First = 0; First < N; First += F) {
+      uint64_t Len = std::min(F, N - First);
+      MemoryLocation *S = E.nextSlot(T);
+      for (uint64_t K = 0; K < Len;) {
+        uint64_t J = K + 1;
+        while (J < Len && (*Vals)[First + J] == (*Vals)[First + K])
+          ++J;
+        E.emit(std::make_unique<InstMemset>(name(0, I, "set"), Engine::POOL,
+                                            (*Vals)[First + K]),
+               {},
+               {AccessPattern(S, 0, 1, K * getDataTypeSize(T), {{1, J - K}},
+                              T)});
+        K = J;
+      }
+      E.emit(std::make_unique<InstDMACopy>(name(0, I, "st"), E.nextDma(),
+                                           false),
+             {AccessPattern(S, 0, 1, 0, {{1, Len}}, T)},
+             {dram(*Out, 0, First, {{1, Len}})});
+    }
+  }
+  barrier(I.name());
+  return Val{*Out, false, {}};
+}
+
+// ---- Data movement --------------------------------------------------------------
+
+llvm::Expected<Val> DeviceLowering::lowerDataMovement(const HloInstruction &I,
+                                                      llvm::ArrayRef<Val> Ops) {
+  const Shape &S = I.shape();
+  llvm::Expected<int> Out = resultBuffer(I, S);
+  if (!Out)
+    return Out.takeError();
+  std::vector<int64_t> OutDims(S.dimensions().begin(), S.dimensions().end());
+  std::vector<int64_t> OutStr = rowMajorStrides(OutDims);
+  auto contiguous = [&](llvm::ArrayRef<int64_t> Shape) {
+    Dims D;
+    std::vector<int64_t> St = rowMajorStrides(Shape);
+    for (size_t K = 0; K < Shape.size(); ++K)
+      D.push_back({St[K], static_cast<uint64_t>(Shape[K])});
+    return D;
+  };
+  auto opShape = [&](int K) {
+    llvm::ArrayRef<int64_t> D = I.operand(K)->shape().dimensions();
+    return std::vector<int64_t>(D.begin(), D.end());
+  };
+  switch (I.opcode()) {
+  case HloOpcode::kTranspose: {
+    llvm::Expected<std::vector<int64_t>> Perm = hlo::GetDimensions(I);
+    if (!Perm)
+      return Perm.takeError();
+    std::vector<int64_t> OpStr = rowMajorStrides(opShape(0));
+    Dims Src;
+    for (size_t K = 0; K < OutDims.size(); ++K)
+      Src.push_back({OpStr[(*Perm)[K]], static_cast<uint64_t>(OutDims[K])});
+    move(I, Ops[0].Buf, 0, Src, *Out, 0, contiguous(OutDims));
+    break;
+  }
+  case HloOpcode::kBroadcast: {
+    llvm::Expected<std::vector<int64_t>> Map = hlo::GetDimensions(I);
+    if (!Map)
+      return Map.takeError();
+    std::vector<int64_t> OpStr = rowMajorStrides(opShape(0));
+    Dims Src;
+    for (size_t K = 0; K < OutDims.size(); ++K) {
+      int64_t Step = 0;
+      for (size_t J = 0; J < Map->size(); ++J)
+        if ((*Map)[J] == static_cast<int64_t>(K))
+          Step = OpStr[J];
+      Src.push_back({Step, static_cast<uint64_t>(OutDims[K])});
+    }
+    move(I, Ops[0].Buf, 0, Src, *Out, 0, contiguous(OutDims));
+    break;
+  }
+  case HloOpcode::kSlice: {
+    llvm::Expected<hlo::SliceConfig> SC = hlo::GetSliceConfig(I);
+    if (!SC)
+      return SC.takeError();
+    std::vector<int64_t> OpStr = rowMajorStrides(opShape(0));
+    Dims Src;
+    uint64_t Off = 0;
+    for (size_t K = 0; K < OutDims.size(); ++K) {
+      Src.push_back({OpStr[K] * SC->strides[K], static_cast<uint64_t>(OutDims[K])});
+      Off += SC->starts[K] * OpStr[K];
+    }
+    move(I, Ops[0].Buf, Off, Src, *Out, 0, contiguous(OutDims));
+    break;
+  }
+  case HloOpcode::kConcatenate: {
+    llvm::Expected<std::vector<int64_t>> D = hlo::GetDimensions(I);
+    if (!D || D->size() != 1)
+      return D ? notLowered(I, "expected one dimension") : D.takeError();
+    int64_t Dim = (*D)[0], At = 0;
+    for (int K = 0; K < I.operand_count(); ++K) {
+      std::vector<int64_t> OpD = opShape(K);
+      Dims Dst;
+      for (size_t J = 0; J < OpD.size(); ++J)
+        Dst.push_back({OutStr[J], static_cast<uint64_t>(OpD[J])});
+      move(I, Ops[K].Buf, 0, contiguous(OpD), *Out, At * OutStr[Dim], Dst);
+      At += OpD[Dim];
+    }
+    break;
+  }
+  case HloOpcode::kPad: {
+    llvm::Expected<std::vector<hlo::PaddingDimension>> PC =
+        hlo::GetPaddingConfig(I);
+    if (!PC)
+      return PC.takeError();
+    // The padding value everywhere (a zero-step read of the scalar), then
+    // the operand's elements that land inside the result.
+    Dims Fill;
+    for (int64_t N : OutDims)
+      Fill.push_back({0, static_cast<uint64_t>(N)});
+    move(I, Ops[1].Buf, 0, Fill, *Out, 0, contiguous(OutDims));
+    barrier((I.name() + ".fill").str());
+    std::vector<int64_t> OpD = opShape(0), OpStr = rowMajorStrides(OpD);
+    Dims Src, Dst;
+    uint64_t SrcOff = 0, DstOff = 0;
+    bool Empty = false;
+    for (size_t K = 0; K < OpD.size(); ++K) {
+      const hlo::PaddingDimension &P = (*PC)[K];
+      int64_t Step = P.interior + 1;
+      int64_t First = 0;
+      if (P.low < 0)
+        First = (-P.low + Step - 1) / Step;
+      int64_t Last = OpD[K] - 1; // the last index that lands inside
+      while (Last >= First && P.low + Last * Step >= OutDims[K])
+        --Last;
+      if (Last < First) {
+        Empty = true;
+        break;
+      }
+      uint64_t Count = static_cast<uint64_t>(Last - First + 1);
+      Src.push_back({OpStr[K], Count});
+      Dst.push_back({OutStr[K] * Step, Count});
+      SrcOff += First * OpStr[K];
+      DstOff += (P.low + First * Step) * OutStr[K];
+    }
+    if (!Empty)
+      move(I, Ops[0].Buf, SrcOff, Src, *Out, DstOff, Dst);
+    break;
+  }
+  default:
+    llvm_unreachable("not a data movement op");
+  }
+  barrier(I.name());
+  return Val{*Out, false, {}};
+}
+
+// ---- Dot -------------------------------------------------------------------------
+
+llvm::Expected<Val> DeviceLowering::lowerDot(const HloInstruction &I,
+                                             llvm::ArrayRef<Val> Ops) {
+  llvm::Expected<hlo::DotDimensionNumbers> DN = hlo::GetDotDimensionNumbers(I);
+  if (!DN)
+    return DN.takeError();
+  const Shape &LS = I.operand(0)->shape(), &RS = I.operand(1)->shape();
+  DataType TL = Bufs[Ops[0].Buf].T, TR = Bufs[Ops[1].Buf].T;
+  if (TL != TR)
+    return notLowered(I, "operands of two types; a Matmul takes one");
+  if (!isFloatType(TL))
+    return notLowered(I, "integer dot; the PE accumulates in fp32");
+  llvm::Expected<DataType> TO = typeOf(I, I.shape());
+  if (!TO)
+    return TO.takeError();
+  if (!isArithmeticFloat(*TO))
+    return notLowered(I, "result type " +
+                             hlo::PrimitiveTypeName(I.shape().element_type()));
+  auto freeDims = [](const Shape &S, const std::vector<int64_t> &Batch,
+                     const std::vector<int64_t> &Contract) {
+    std::vector<int64_t> F;
+    for (int64_t D = 0; D < S.rank(); ++D)
+      if (!llvm::is_contained(Batch, D) && !llvm::is_contained(Contract, D))
+        F.push_back(D);
+    return F;
+  };
+  std::vector<int64_t> LF = freeDims(LS, DN->lhs_batch_dimensions,
+                                     DN->lhs_contracting_dimensions);
+  std::vector<int64_t> RF = freeDims(RS, DN->rhs_batch_dimensions,
+                                     DN->rhs_contracting_dimensions);
+  auto prod = [](const Shape &S, const std::vector<int64_t> &Ds) {
+    uint64_t P = 1;
+    for (int64_t D : Ds)
+      P *= S.dimensions(D);
+    return P;
+  };
+  uint64_t B = prod(LS, DN->lhs_batch_dimensions);
+  uint64_t K = prod(LS, DN->lhs_contracting_dimensions);
+  uint64_t M = prod(LS, LF), N = prod(RS, RF);
+  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  if (!Out)
+    return Out.takeError();
+  if (B * M * N == 0)
+    return Val{*Out, false, {}};
+  if (K == 0)
+    return notLowered(I, "an empty contraction");
+  // The operands in the order the tiles read them: [B][K][M] and [B][K][N],
+  // K in the order lhs_contracting_dims lists it (the interpreter's sum
+  // order, docs/interpreter.md).
+  auto canonical = [&](int Op, const Shape &S, const std::vector<int64_t> &Bt,
+                       const std::vector<int64_t> &Ct,
+                       const std::vector<int64_t> &Fr,
+                       llvm::StringRef Tag) -> int {
+    std::vector<int64_t> Dm(S.dimensions().begin(), S.dimensions().end());
+    std::vector<int64_t> St = rowMajorStrides(Dm);
+    Dims Src;
+    std::vector<int64_t> Order;
+    for (auto *List : {&Bt, &Ct, &Fr})
+      for (int64_t D : *List)
+        Order.push_back(D);
+    bool Identity = true;
+    for (size_t J = 0; J < Order.size(); ++J) {
+      Src.push_back({St[Order[J]], static_cast<uint64_t>(Dm[Order[J]])});
+      Identity &= Order[J] == static_cast<int64_t>(J);
+    }
+    if (Identity)
+      return Ops[Op].Buf;
+    int Scratch = newBuffer((I.name() + "." + Tag).str(), Bufs[Ops[Op].Buf].T,
+                            Bufs[Ops[Op].Buf].Elems);
+    uint64_t E = Bufs[Scratch].Elems;
+    move(I, Ops[Op].Buf, 0, Src, Scratch, 0, {{1, E}});
+    return Scratch;
+  };
+  int LT = canonical(0, LS, DN->lhs_batch_dimensions,
+                     DN->lhs_contracting_dimensions, LF, "lhsT");
+  int RT = canonical(1, RS, DN->rhs_batch_dimensions,
+                     DN->rhs_contracting_dimensions, RF, "rhsT");
+  barrier((I.name() + ".operands").str());
+  unsigned Tile = 0;
+  const uint64_t TK = 128, TM = 128, TN = PsumBankBytes / 4;
+  for (uint64_t Bi = 0; Bi < B; ++Bi)
+    for (uint64_t M0 = 0; M0 < M; M0 += TM)
+      for (uint64_t N0 = 0; N0 < N; N0 += TN, ++Tile) {
+        uint64_t Mt = std::min(TM, M - M0), Nt = std::min(TN, N - N0);
+        unsigned Core = Tile % L;
+        CoreEmitter &E = Cores[Core];
+        MemoryLocation *Ps = E.nextPsum();
+        AccessPattern Acc(Ps, 0, static_cast<unsigned>(Mt), 0, {{1, Nt}},
+                          DataType::FP32);
+        for (uint64_t K0 = 0; K0 < K; K0 += TK) {
+          uint64_t Kt = std::min(TK, K - K0);
+          MemoryLocation *SS = E.nextSlot(TL), *SM = E.nextSlot(TL);
+          AccessPattern Stat(SS, 0, static_cast<unsigned>(Kt), 0, {{1, Mt}}, TL);
+          AccessPattern Mov(SM, 0, static_cast<unsigned>(Kt), 0, {{1, Nt}}, TL);
+          E.emit(std::make_unique<InstDMACopy>(name(Core, I, "ld_w"),
+                                               E.nextDma(), false),
+                 {dram(LT, Core, Bi * K * M + K0 * M + M0,
+                       {{static_cast<int64_t>(M), Kt}, {1, Mt}})},
+                 {Stat});
+          E.emit(std::make_unique<InstDMACopy>(name(Core, I, "ld_x"),
+                                               E.nextDma(), false),
+                 {dram(RT, Core, Bi * K * N + K0 * N + N0,
+                       {{static_cast<int64_t>(N), Kt}, {1, Nt}})},
+                 {Mov});
+          E.emit(std::make_unique<InstMatmul>(name(Core, I, "mm"), Engine::PE,
+                                              K0 > 0),
+                 {Stat, Mov}, {Acc});
+        }
+        MemoryLocation *SO = E.nextSlot(*TO);
+        AccessPattern Res(SO, 0, static_cast<unsigned>(Mt), 0, {{1, Nt}}, *TO);
+        E.emit(std::make_unique<InstTensorCopy>(
+                   name(Core, I, "evac"), Tile % 2 ? Engine::DVE : Engine::ACT),
+               {Acc}, {Res});
+        E.emit(std::make_unique<InstDMACopy>(name(Core, I, "st"), E.nextDma(),
+                                             false),
+               {Res},
+               {dram(*Out, Core, Bi * M * N + M0 * N + N0,
+                     {{static_cast<int64_t>(N), Mt}, {1, Nt}})});
+      }
+  barrier(I.name());
+  return Val{*Out, false, {}};
+}
+
+// ---- Collectives -------------------------------------------------------------------
+
+llvm::Expected<ReduceOp> reduceOpOf(const HloInstruction &I) {
+  llvm::ArrayRef<HloComputation *> C = I.CalledComputations("to_apply");
+  if (C.size() != 1)
+    return makeError("no to_apply computation");
+  const HloInstruction *Root = C[0]->root_instruction();
+  if (C[0]->parameter_instructions().size() != 2 || Root->operand_count() != 2 ||
+      Root->operand(0)->opcode() != HloOpcode::kParameter ||
+      Root->operand(1)->opcode() != HloOpcode::kParameter)
+    return makeError("to_apply is not one op of its two parameters");
+  switch (Root->opcode()) {
+  case HloOpcode::kAdd:
+    return ReduceOp::Add;
+  case HloOpcode::kMaximum:
+    return ReduceOp::Max;
+  case HloOpcode::kMinimum:
+    return ReduceOp::Min;
+  default:
+    return makeError("to_apply is " + Root->OpcodeText() +
+                     ", not add, maximum or minimum");
+  }
+}
+
+llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
+                                                    const Shape &Result,
+                                                    llvm::ArrayRef<Val> Ops) {
+  HloOpcode Op = I.opcode();
+  bool Gather = Op == HloOpcode::kAllGather || Op == HloOpcode::kAllGatherStart;
+  bool Reduce = Op == HloOpcode::kAllReduce || Op == HloOpcode::kAllReduceStart;
+  bool Scatter = Op == HloOpcode::kReduceScatter;
+  bool ToAll = Op == HloOpcode::kAllToAll;
+  llvm::Expected<std::vector<std::vector<int64_t>>> Groups =
+      getDeviceGroups(I, LS);
+  if (!Groups)
+    return notLowered(I, llvm::toString(Groups.takeError()));
+  std::vector<unsigned> Group;
+  for (const auto &G : *Groups)
+    if (llvm::is_contained(G, Device))
+      Group.assign(G.begin(), G.end());
+  if (Group.empty())
+    return notLowered(I, "the device is in no replica group");
+  uint64_t n = Group.size();
+  ReduceOp RO = ReduceOp::None;
+  if (Reduce || Scatter) {
+    llvm::Expected<ReduceOp> R = reduceOpOf(I);
+    if (!R)
+      return notLowered(I, llvm::toString(R.takeError()));
+    RO = *R;
+  }
+  for (const HloInstruction *O : I.operands())
+    if (RO == ReduceOp::Add && O->shape().IsArray() &&
+        !hlo::IsFloatingPointType(O->shape().element_type()))
+      return notLowered(I, "an integer sum wraps in HLO, CollectiveCompute "
+                           "saturates");
+  std::optional<int64_t> Dim;
+  if (Gather || Scatter || (ToAll && I.operand_count() == 1)) {
+    llvm::Expected<int64_t> D = hlo::GetCollectiveDimension(I);
+    if (!D)
+      return notLowered(I, llvm::toString(D.takeError()));
+    Dim = *D;
+  }
+  llvm::Expected<Val> Res = newValue(I, Result);
+  if (!Res)
+    return Res.takeError();
+  std::vector<int> Outs;
+  if (Res->IsTuple)
+    for (const Val &E : Res->Elems)
+      Outs.push_back(E.Buf);
+  else
+    Outs.push_back(Res->Buf);
+  CollectiveKind Kind = Reduce    ? CollectiveKind::AllReduce
+                        : Scatter ? CollectiveKind::ReduceScatter
+                        : Gather  ? CollectiveKind::AllGather
+                                  : CollectiveKind::AllToAll;
+  // One CollectiveCompute moving In (n-block layout for scatter / to-all
+  // inputs, gather / to-all outputs) to Out; at lnc > 1 each core carries
+  // the same share of every block.
+  auto collective = [&](int In, int Out, uint64_t InElems, llvm::StringRef Tag) {
+    uint64_t OutElems = Bufs[Out].Elems;
+    if (n == 1) {
+      move(I, In, 0, {{1, InElems}}, Out, 0, {{1, OutElems}});
+      return;
+    }
+    // Blocks: the data splits into `Blocks` blocks of `Block` elements; a
+    // core takes the same share of each block.
+    uint64_t InBlocks = (Scatter || ToAll) ? n : 1;
+    uint64_t OutBlocks = (Gather || ToAll) ? n : 1;
+    uint64_t InBlock = InElems / InBlocks, OutBlock = OutElems / OutBlocks;
+    bool Split = L > 1 && InBlock % L == 0 && OutBlock % L == 0 &&
+                 InBlock / L > 0 && InBlock == OutBlock;
+    unsigned Parts = Split ? L : 1;
+    for (unsigned C = 0; C < Parts; ++C) {
+      uint64_t Share = InBlock / Parts;
+      Dims ID = InBlocks > 1 ? Dims{{static_cast<int64_t>(InBlock), InBlocks},
+                                    {1, Share}}
+                             : Dims{{1, Share}};
+      Dims OD = OutBlocks > 1 ? Dims{{static_cast<int64_t>(OutBlock), OutBlocks},
+                                     {1, OutBlock / Parts}}
+                              : Dims{{1, OutBlock / Parts}};
+      if (!Split) {
+        ID = {{1, InElems}};
+        OD = {{1, OutElems}};
+      }
+      std::string N = (I.name() + Tag).str();
+      Cores[C].emit(std::make_unique<InstCollectiveCompute>(
+                        Cores[C].uniqueName(N), Engine::POOL, Kind, Group, RO,
+                        /*Local=*/false),
+                    {dram(In, C, C * Share, ID)},
+                    {dram(Out, C, C * (OutBlock / Parts), OD)});
+    }
+  };
+  if (Reduce) {
+    for (size_t K = 0; K < Ops.size(); ++K)
+      collective(Ops[K].Buf, Outs[K], Bufs[Ops[K].Buf].Elems,
+                 Ops.size() > 1 ? "." + std::to_string(K) : "");
+  } else if (ToAll && !Dim) {
+    // Tuple form: operand j goes to member j; result j comes from member j.
+    uint64_t E = Bufs[Ops[0].Buf].Elems;
+    if (Ops.size() != n)
+      return notLowered(I, "a tuple all-to-all needs one operand per member");
+    int In = newBuffer((I.name() + ".send").str(), Bufs[Ops[0].Buf].T, n * E);
+    int Recv = newBuffer((I.name() + ".recv").str(), Bufs[Ops[0].Buf].T, n * E);
+    for (size_t K = 0; K < n; ++K)
+      move(I, Ops[K].Buf, 0, {{1, E}}, In, K * E, {{1, E}});
+    barrier((I.name() + ".send").str());
+    collective(In, Recv, n * E, "");
+    barrier((I.name() + ".recv").str());
+    for (size_t K = 0; K < n; ++K)
+      move(I, Recv, K * E, {{1, E}}, Outs[K], 0, {{1, E}});
+  } else {
+    if (Ops.size() != 1)
+      return notLowered(I, "a combined collective of several operands");
+    const Shape &OS = I.operand(0)->shape();
+    int64_t D = *Dim;
+    uint64_t Outer = 1, Inner = 1;
+    for (int64_t K = 0; K < OS.rank(); ++K)
+      (K < D ? Outer : Inner) *= OS.dimensions(K);
+    int In = Ops[0].Buf;
+    uint64_t E = Bufs[In].Elems;
+    DataType T = Bufs[In].T;
+    if (Gather) {
+      // out viewed as [Outer][n][Inner] from the gathered [n][Outer*Inner].
+      if (Outer == 1) {
+        collective(In, Outs[0], E, "");
+      } else {
+        int G = newBuffer((I.name() + ".gathered").str(), T, n * E);
+        collective(In, G, E, "");
+        barrier((I.name() + ".gathered").str());
+        move(I, G, 0,
+             {{static_cast<int64_t>(Inner), Outer},
+              {static_cast<int64_t>(E), n},
+              {1, Inner}},
+             Outs[0], 0, {{1, n * E}});
+      }
+    } else {
+      // Scatter and array all-to-all: the operand as [n][Outer][Inner / n],
+      // block j being the part of dimension D that member j owns.
+      if (Inner % n)
+        return notLowered(I, "dimension does not split over the group");
+      uint64_t Part = Inner / n;
+      int Blocks = In;
+      if (Outer != 1) {
+        Blocks = newBuffer((I.name() + ".blocks").str(), T, E);
+        move(I, In, 0,
+             {{static_cast<int64_t>(Part), n},
+              {static_cast<int64_t>(Inner), Outer},
+              {1, Part}},
+             Blocks, 0, {{1, E}});
+        barrier((I.name() + ".blocks").str());
+      }
+      if (Scatter) {
+        collective(Blocks, Outs[0], E, "");
+      } else if (Outer == 1) {
+        collective(Blocks, Outs[0], E, "");
+      } else {
+        int Recv = newBuffer((I.name() + ".recv").str(), T, E);
+        collective(Blocks, Recv, E, "");
+        barrier((I.name() + ".recv").str());
+        // Received block j goes to part j of dimension D.
+        move(I, Recv, 0,
+             {{static_cast<int64_t>(Part), Outer},
+              {static_cast<int64_t>(Outer * Part), n},
+              {1, Part}},
+             Outs[0], 0, {{1, E}});
+      }
+    }
+  }
+  barrier(I.name());
+  return *Res;
+}
+
+llvm::Expected<Val> DeviceLowering::lowerPermute(const HloInstruction &I,
+                                                 const Shape &Result,
+                                                 const Val &Op) {
+  if (I.operand_count() != 1 || !Result.IsArray())
+    return notLowered(I, "a combined collective-permute of several operands");
+  llvm::Expected<std::vector<std::pair<int64_t, int64_t>>> Pairs =
+      getDevicePairs(I, LS);
+  if (!Pairs)
+    return notLowered(I, llvm::toString(Pairs.takeError()));
+  int64_t ND = LS.ReplicaCount * LS.NumPartitions;
+  std::vector<int64_t> Next(ND, -1), Prev(ND, -1);
+  for (auto [S, T] : *Pairs) {
+    if (Next[S] != -1 || Prev[T] != -1)
+      return notLowered(I, "a device is twice a source or twice a target");
+    Next[S] = T;
+    Prev[T] = S;
+  }
+  // The components, in the order of their smallest device (docs/bir.md,
+  // "collective-permute").
+  std::vector<int> CompOf(ND, -1);
+  std::vector<std::vector<unsigned>> Comps;
+  std::vector<bool> IsChain;
+  for (int64_t D = 0; D < ND; ++D) {
+    if (CompOf[D] != -1 || (Next[D] == -1 && Prev[D] == -1))
+      continue;
+    // Walk back to a chain's head (or once around a cycle).
+    int64_t Head = D;
+    while (Prev[Head] != -1 && Prev[Head] != D)
+      Head = Prev[Head];
+    bool Chain = Prev[Head] == -1;
+    if (!Chain)
+      Head = D; // the smallest id of the cycle: the walk started there
+    std::vector<unsigned> G;
+    int64_t X = Head;
+    do {
+      G.push_back(static_cast<unsigned>(X));
+      CompOf[X] = static_cast<int>(Comps.size());
+      X = Next[X];
+    } while (X != -1 && X != Head);
+    Comps.push_back(G);
+    IsChain.push_back(Chain);
+  }
+  llvm::Expected<int> Out = resultBuffer(I, Result);
+  if (!Out)
+    return Out.takeError();
+  int C = CompOf[Device];
+  bool Zero = C == -1 || (IsChain[C] && Comps[C][0] == Device);
+  if (C != -1) {
+    const std::vector<unsigned> &G = Comps[C];
+    uint64_t E = Bufs[Op.Buf].Elems;
+    int Recv = Zero ? newBuffer((I.name() + ".discard").str(), Bufs[*Out].T, E)
+                    : *Out;
+    if (G.size() == 1) {
+      move(I, Op.Buf, 0, {{1, E}}, Recv, 0, {{1, E}});
+    } else {
+      bool Split = L > 1 && E % L == 0;
+      unsigned Parts = Split ? L : 1;
+      for (unsigned K = 0; K < Parts; ++K) {
+        uint64_t Share = E / Parts;
+        Cores[K].emit(std::make_unique<InstCollectiveCompute>(
+                          Cores[K].uniqueName((I.name() + ".c" + llvm::Twine(C)).str()),
+                          Engine::POOL, CollectiveKind::Permute, G,
+                          ReduceOp::None, false),
+                      {dram(Op.Buf, K, K * Share, {{1, Share}})},
+                      {dram(Recv, K, K * Share, {{1, Share}})});
+      }
+    }
+  }
+  if (Zero)
+    fill(I, *Out, 0);
+  barrier(I.name());
+  return Val{*Out, false, {}};
+}
+
+/// all-gather-start, all-reduce-start, collective-permute-start and
+/// async-start: the collective runs at the start (BIR's CollectiveCompute
+/// overlaps by its dependencies, not by a start and a done); the start's
+/// value is (operands, result, context...) with no data for the context.
+llvm::Expected<Val> DeviceLowering::lowerStart(const HloInstruction &I,
+                                               llvm::ArrayRef<Val> Ops) {
+  const Shape &S = I.shape();
+  const HloInstruction *Inner = &I;
+  if (I.opcode() == HloOpcode::kAsyncStart) {
+    if (I.async_wrapped_opcode())
+      return notLowered(I, "async sugar of " +
+                               hlo::HloOpcodeString(*I.async_wrapped_opcode()));
+    llvm::ArrayRef<HloComputation *> C = I.CalledComputations("calls");
+    if (C.size() != 1)
+      return notLowered(I, "no wrapped computation");
+    Inner = C[0]->root_instruction();
+    for (const HloInstruction *O : Inner->operands())
+      if (O->opcode() != HloOpcode::kParameter)
+        return notLowered(I, "the wrapped computation is more than one "
+                             "collective of its parameters");
+  }
+  bool Wrapped = !(I.opcode() == HloOpcode::kAllReduceStart) && S.IsTuple() &&
+                 S.tuple_shapes_size() >= 2;
+  const Shape &Result = Wrapped ? S.tuple_shapes(1) : S;
+  std::vector<Val> InnerOps;
+  for (const HloInstruction *O : Inner->operands())
+    InnerOps.push_back(Inner == &I ? Ops[InnerOps.size()]
+                                   : Ops[O->parameter_number()]);
+  llvm::Expected<Val> R = [&]() -> llvm::Expected<Val> {
+    switch (Inner->opcode()) {
+    case HloOpcode::kAllGather:
+    case HloOpcode::kAllGatherStart:
+    case HloOpcode::kAllReduce:
+    case HloOpcode::kAllReduceStart:
+    case HloOpcode::kReduceScatter:
+    case HloOpcode::kAllToAll:
+      return lowerCollective(*Inner, Result, InnerOps);
+    case HloOpcode::kCollectivePermute:
+    case HloOpcode::kCollectivePermuteStart:
+      return lowerPermute(*Inner, Result, InnerOps[0]);
+    default:
+      return notLowered(I, "wraps " + Inner->OpcodeText());
+    }
+  }();
+  if (!R || !Wrapped)
+    return R;
+  Val V;
+  V.IsTuple = true;
+  if (Ops.size() == 1)
+    V.Elems.push_back(Ops[0]);
+  else
+    V.Elems.push_back(Val{-1, true, std::vector<Val>(Ops.begin(), Ops.end())});
+  V.Elems.push_back(std::move(*R));
+  for (int64_t K = 2; K < S.tuple_shapes_size(); ++K)
+    V.Elems.push_back(Val()); // a context: no data
+  return V;
+}
+
+// ---- Instructions and computations -------------------------------------------------
+
+llvm::Expected<Val>
+DeviceLowering::lower(const HloInstruction &I,
+                      llvm::DenseMap<const HloInstruction *, Val> &Vals) {
+  std::vector<Val> Ops;
+  for (const HloInstruction *O : I.operands())
+    Ops.push_back(Vals.lookup(O));
+  auto arrayOps = [&]() -> llvm::Error {
+    for (size_t K = 0; K < Ops.size(); ++K)
+      if (Ops[K].Buf < 0)
+        return notLowered(I, "operand " + llvm::Twine(K) + " is not an array");
+    return llvm::Error::success();
+  };
+  switch (I.opcode()) {
+  case HloOpcode::kAdd:
+  case HloOpcode::kSubtract:
+  case HloOpcode::kMultiply:
+  case HloOpcode::kMaximum:
+  case HloOpcode::kMinimum:
+  case HloOpcode::kExp:
+  case HloOpcode::kTanh:
+  case HloOpcode::kNegate:
+  case HloOpcode::kConvert:
+    if (llvm::Error E = arrayOps())
+      return E;
+    return lowerElementwise(I, Ops);
+  case HloOpcode::kConstant:
+    return lowerConstant(I);
+  case HloOpcode::kTranspose:
+  case HloOpcode::kBroadcast:
+  case HloOpcode::kSlice:
+  case HloOpcode::kConcatenate:
+  case HloOpcode::kPad:
+    if (llvm::Error E = arrayOps())
+      return E;
+    if (llvm::Error E = typeOf(I, I.shape()).takeError())
+      return E;
+    return lowerDataMovement(I, Ops);
+  case HloOpcode::kReshape:
+  case HloOpcode::kCopy:
+    if (llvm::Error E = arrayOps())
+      return E;
+    if (I.shape().IsArray() && I.operand(0)->shape().IsArray() &&
+        I.shape().element_count() == I.operand(0)->shape().element_count())
+      return Ops[0]; // row-major elements are already in order
+    return notLowered(I, "the shapes differ in element count");
+  case HloOpcode::kBitcast:
+    if (llvm::Error E = arrayOps())
+      return E;
+    if (!isDefaultLayout(I.shape()) || !isDefaultLayout(I.operand(0)->shape()))
+      return notLowered(I, "a bitcast between layouts permutes elements");
+    if (I.shape().element_type() != I.operand(0)->shape().element_type() ||
+        I.shape().element_count() != I.operand(0)->shape().element_count())
+      return notLowered(I, "a bitcast that changes the element type");
+    return Ops[0];
+  case HloOpcode::kDot:
+    if (llvm::Error E = arrayOps())
+      return E;
+    return lowerDot(I, Ops);
+  case HloOpcode::kTuple: {
+    Val V;
+    V.IsTuple = true;
+    V.Elems = Ops;
+    return V;
+  }
+  case HloOpcode::kGetTupleElement: {
+    llvm::Expected<int64_t> Index = hlo::GetTupleIndex(I);
+    if (!Index)
+      return Index.takeError();
+    if (!Ops[0].IsTuple || *Index >= static_cast<int64_t>(Ops[0].Elems.size()))
+      return notLowered(I, "operand is not a tuple of that size");
+    return Ops[0].Elems[*Index];
+  }
+  case HloOpcode::kPartitionId:
+  case HloOpcode::kReplicaId: {
+    llvm::Expected<int> Out = resultBuffer(I, I.shape());
+    if (!Out)
+      return Out.takeError();
+    // Each device is compiled on its own: the id is a constant.
+    fill(I, *Out, I.opcode() == HloOpcode::kPartitionId ? Partition : Replica);
+    barrier(I.name());
+    return Val{*Out, false, {}};
+  }
+  case HloOpcode::kAfterAll:
+    return Val();
+  case HloOpcode::kAddDependency:
+  case HloOpcode::kOptimizationBarrier:
+    return Ops[0];
+  case HloOpcode::kCall:
+  case HloOpcode::kFusion: {
+    llvm::ArrayRef<HloComputation *> C = I.CalledComputations(
+        I.opcode() == HloOpcode::kCall ? "to_apply" : "calls");
+    if (C.size() != 1)
+      return notLowered(I, "no called computation");
+    if (Depth > 64)
+      return notLowered(I, "calls nested deeper than 64");
+    ++Depth;
+    llvm::Expected<Val> R = lowerComputation(*C[0], Ops);
+    --Depth;
+    return R;
+  }
+  case HloOpcode::kCustomCall: {
+    std::string Target = hlo::GetCustomCallTarget(I);
+    if (isIdentityTarget(Target) && Ops.size() == 1)
+      return Ops[0];
+    return notLowered(I, "custom-call target '" + Target + "'");
+  }
+  case HloOpcode::kAllGather:
+  case HloOpcode::kAllReduce:
+  case HloOpcode::kReduceScatter:
+  case HloOpcode::kAllToAll:
+    if (llvm::Error E = arrayOps())
+      return E;
+    return lowerCollective(I, I.shape(), Ops);
+  case HloOpcode::kCollectivePermute:
+    if (llvm::Error E = arrayOps())
+      return E;
+    return lowerPermute(I, I.shape(), Ops[0]);
+  case HloOpcode::kAllGatherStart:
+  case HloOpcode::kAllReduceStart:
+  case HloOpcode::kCollectivePermuteStart:
+  case HloOpcode::kAsyncStart:
+    return lowerStart(I, Ops);
+  case HloOpcode::kAllGatherDone:
+  case HloOpcode::kAllReduceDone:
+  case HloOpcode::kCollectivePermuteDone:
+  case HloOpcode::kAsyncDone:
+    // The start already holds the result; all-reduce-start is the result.
+    if (!Ops[0].IsTuple)
+      return Ops[0];
+    if (Ops[0].Elems.size() < 2)
+      return notLowered(I, "the start has no result element");
+    return Ops[0].Elems[1];
+  case HloOpcode::kAsyncUpdate:
+    return Ops[0];
+  default:
+    return notLowered(I, "no lowering for this opcode yet");
+  }
+}
+
+llvm::Expected<Val> DeviceLowering::lowerComputation(const HloComputation &C,
+                                                     llvm::ArrayRef<Val> Args) {
+  llvm::DenseMap<const HloInstruction *, Val> Vals;
+  for (const HloInstruction *P : C.parameter_instructions()) {
+    if (P->parameter_number() >= static_cast<int64_t>(Args.size()))
+      return notLowered(*P, "no argument for this parameter");
+    Vals[P] = Args[P->parameter_number()];
+  }
+  for (const HloInstruction *I : C.MakeInstructionPostOrder()) {
+    if (I->opcode() == HloOpcode::kParameter)
+      continue;
+    llvm::Expected<Val> V = lower(*I, Vals);
+    if (!V)
+      return V.takeError();
+    Vals[I] = std::move(*V);
+  }
+  return Vals.lookup(C.root_instruction());
+}
+
+/// The array leaves of a value with their tuple index paths.
+void leaves(const Val &V, const Shape &S, std::vector<unsigned> &Path,
+            std::vector<std::tuple<std::vector<unsigned>, int, const Shape *>> &Out) {
+  if (S.IsTuple()) {
+    for (int64_t K = 0; K < S.tuple_shapes_size(); ++K) {
+      Path.push_back(static_cast<unsigned>(K));
+      leaves(K < static_cast<int64_t>(V.Elems.size()) ? V.Elems[K] : Val(),
+             S.tuple_shapes(K), Path, Out);
+      Path.pop_back();
+    }
+    return;
+  }
+  if (S.IsArray())
+    Out.emplace_back(Path, V.Buf, &S);
+}
+
+llvm::Expected<LaunchDevice> DeviceLowering::run() {
+  const HloComputation *Entry = HM.entry_computation();
+  LaunchDevice D;
+  D.Device = static_cast<unsigned>(Device);
+  D.Replica = static_cast<unsigned>(Replica);
+  D.Partition = static_cast<unsigned>(Partition);
+  std::vector<Val> Args;
+  for (const HloInstruction *P : Entry->parameter_instructions()) {
+    llvm::Expected<Val> V = newValue(*P, P->shape());
+    if (!V)
+      return V.takeError();
+    std::vector<unsigned> Path;
+    std::vector<std::tuple<std::vector<unsigned>, int, const Shape *>> Ls;
+    leaves(*V, P->shape(), Path, Ls);
+    for (auto &[Index, Buf, S] : Ls)
+      D.Parameters.push_back({static_cast<unsigned>(P->parameter_number()),
+                              P->name().str(), Index, S->ToString(false), 0,
+                              Bufs[Buf].PerCore[0]->getName().str()});
+    Args.push_back(std::move(*V));
+  }
+  llvm::Expected<Val> Root = lowerComputation(*Entry, Args);
+  if (!Root)
+    return Root.takeError();
+  std::vector<unsigned> Path;
+  std::vector<std::tuple<std::vector<unsigned>, int, const Shape *>> Ls;
+  leaves(*Root, Entry->root_instruction()->shape(), Path, Ls);
+  for (auto &[Index, Buf, S] : Ls) {
+    if (Buf < 0)
+      return notLowered(*Entry->root_instruction(), "an output leaf has no data");
+    D.Outputs.push_back({0, "", Index, S->ToString(false), 0,
+                         Bufs[Buf].PerCore[0]->getName().str()});
+  }
+  for (CoreEmitter &E : Cores) {
+    E.finish();
+    D.Modules.push_back(E.take());
+  }
+  return D;
+}
+
+} // namespace
+
+llvm::Expected<Launch> lowerToLaunch(const hlo::HloModule &M,
+                                     const CodegenOptions &Opts) {
+  LaunchSize LS{Opts.ReplicaCount ? Opts.ReplicaCount : M.replica_count(),
+                Opts.NumPartitions ? Opts.NumPartitions : M.num_partitions()};
+  if (Opts.LncSize < 1 || Opts.LncSize > getMaxLncSize(Opts.Arch))
+    return makeError("lnc_size " + llvm::Twine(Opts.LncSize) +
+                     " is outside the target's range 1.." +
+                     llvm::Twine(getMaxLncSize(Opts.Arch)));
+  if (!M.entry_computation())
+    return makeError("the module has no entry computation");
+  Launch L;
+  L.HloModule = M.name();
+  L.ReplicaCount = static_cast<unsigned>(LS.ReplicaCount);
+  L.NumPartitions = static_cast<unsigned>(LS.NumPartitions);
+  L.LncSize = Opts.LncSize;
+  L.Arch = Opts.Arch;
+  for (int64_t D = 0; D < LS.ReplicaCount * LS.NumPartitions; ++D) {
+    DeviceLowering DL(M, LS, D, Opts);
+    llvm::Expected<LaunchDevice> Dev = DL.run();
+    if (!Dev)
+      return Dev.takeError();
+    L.Devices.push_back(std::move(*Dev));
+  }
+  return L;
+}
+
+} // namespace loom::codegen
