@@ -152,10 +152,10 @@ private:
   }
   int newBuffer(llvm::StringRef Name, DataType T, uint64_t Elems) {
     Buffer B{T, Elems, {}};
-    std::string Unique = Cores[0].uniqueName(Name);
+    std::string Unique = Cores[0].uniqueLocationName(Name);
     for (unsigned C = 0; C < L; ++C) {
       if (C > 0)
-        Cores[C].uniqueName(Unique);
+        Cores[C].uniqueLocationName(Unique);
       B.PerCore.push_back(Cores[C].addLocation(Unique, MemoryKind::SharedDRAM,
                                                T, 1,
                                                Elems * getDataTypeSize(T)));

@@ -12,14 +12,14 @@ CoreEmitter::CoreEmitter(std::unique_ptr<Module> Mod) : M(std::move(Mod)) {
   BB = M->createBlock("entry");
 }
 
-std::string CoreEmitter::uniqueName(llvm::StringRef Base) {
-  if (Used.insert(Base).second)
+std::string CoreEmitter::unique(NameSet &S, llvm::StringRef Base) {
+  if (S.Used.insert(Base).second)
     return Base.str();
-  unsigned &N = NameCounts[Base];
+  unsigned &N = S.Counts[Base];
   std::string Name;
   do
     Name = (Base + "." + llvm::Twine(++N)).str();
-  while (!Used.insert(Name).second);
+  while (!S.Used.insert(Name).second);
   return Name;
 }
 
@@ -111,7 +111,7 @@ MemoryLocation *CoreEmitter::nextSlot(DataType T) {
   auto &[List, Next] = Slots[T];
   if (List.size() < SlotsPerType) {
     List.push_back(addLocation(
-        uniqueName(("sb." + enumName(T) + "." + llvm::Twine(List.size())).str()),
+        uniqueLocationName(("sb." + enumName(T) + "." + llvm::Twine(List.size())).str()),
         MemoryKind::SB, T, 128, SlotBytes));
     return List.back();
   }
@@ -121,7 +121,7 @@ MemoryLocation *CoreEmitter::nextSlot(DataType T) {
 MemoryLocation *CoreEmitter::nextPsum() {
   if (Psums.size() < PsumTiles) {
     Psums.push_back(addLocation(
-        uniqueName(("psum." + llvm::Twine(Psums.size())).str()),
+        uniqueLocationName(("psum." + llvm::Twine(Psums.size())).str()),
         MemoryKind::PSUM, DataType::FP32, 128, PsumBankBytes));
     return Psums.back();
   }

@@ -41,8 +41,14 @@ public:
   std::unique_ptr<bir::Module> take() { return std::move(M); }
   unsigned core() const { return M->getNeuronCoreId(); }
 
-  /// A name unique in the module, from Base.
-  std::string uniqueName(llvm::StringRef Base);
+  /// An instruction name unique in the module, from Base.
+  std::string uniqueName(llvm::StringRef Base) {
+    return unique(InstNames, Base);
+  }
+  /// A location name unique in the module, from Base.
+  std::string uniqueLocationName(llvm::StringRef Base) {
+    return unique(LocNames, Base);
+  }
   /// Adds a location with the next tensor id.
   bir::MemoryLocation *addLocation(const std::string &Name, bir::MemoryKind K,
                                    bir::DataType T, unsigned Partitions,
@@ -85,8 +91,12 @@ private:
   bir::BasicBlock *BB;
   uint64_t NextTensorId = 0;
   unsigned NextDmaQueue = 0;
-  llvm::StringMap<unsigned> NameCounts;
-  llvm::StringSet<> Used;
+  struct NameSet {
+    llvm::StringMap<unsigned> Counts;
+    llvm::StringSet<> Used;
+  };
+  static std::string unique(NameSet &S, llvm::StringRef Base);
+  NameSet InstNames, LocNames;
   llvm::DenseMap<const bir::MemoryLocation *, std::vector<Access>> Accesses;
   /// The last fence: every access after it waits for it.
   bir::Instruction *LastFence = nullptr;

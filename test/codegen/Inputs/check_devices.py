@@ -1,7 +1,9 @@
 #!/usr/bin/env python3
 """Checks hlo-to-bir's programs against hlo-run, one device at a time.
 
-    check_devices.py --bin DIR MODULE.hlo [hlo-to-bir options...]
+    check_devices.py [--bin DIR] MODULE.hlo [hlo-to-bir options...]
+
+The tools come from DIR, or from PATH without --bin (as lit sets it).
 
 Compiles MODULE.hlo with hlo-to-bir, gives every entry parameter of every
 device the same seeded values in hlo-run (--input) and in bir-sim (--input
@@ -16,6 +18,7 @@ fails.
 import json
 import os
 import random
+import shutil
 import struct
 import subprocess
 import sys
@@ -77,10 +80,13 @@ def same(a, b):
 
 def main():
     args = sys.argv[1:]
-    if len(args) < 3 or args[0] != "--bin":
+    bindir = None
+    if args[:1] == ["--bin"]:
+        bindir, args = args[1], args[2:]
+    if not args:
         raise SystemExit(__doc__)
-    bindir, module, flags = args[1], args[2], args[3:]
-    tool = lambda name: os.path.join(bindir, name)
+    module, flags = args[0], args[1:]
+    tool = lambda name: os.path.join(bindir, name) if bindir else shutil.which(name)
     tmp = tempfile.mkdtemp(prefix="check_devices.")
     launch_path = os.path.join(tmp, "launch.json")
     r = subprocess.run([tool("hlo-to-bir"), module, "-o", launch_path] + flags)
