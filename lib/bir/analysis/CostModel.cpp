@@ -266,10 +266,19 @@ double CostModel::instructionNs(const Instruction &I) const {
   case InstructionType::Activation:
   case InstructionType::TensorTensor:
   case InstructionType::TensorCopy:
-  case InstructionType::Memset: {
+  case InstructionType::TensorConvert:
+  case InstructionType::Select:
+  case InstructionType::Memset:
+  case InstructionType::Iota: {
     if (I.outputs().empty())
       return P.EngineFixedNs;
     return P.EngineFixedNs + ElemsPerPartition(I.outputs()[0]) / EngineRate(I.getEngine());
+  }
+  case InstructionType::TensorReduce: {
+    // The engine streams every input element once; the output is smaller.
+    if (I.inputs().empty())
+      return P.EngineFixedNs;
+    return P.EngineFixedNs + ElemsPerPartition(I.inputs()[0]) / EngineRate(I.getEngine());
   }
   }
   return P.EngineFixedNs;
