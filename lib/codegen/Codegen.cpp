@@ -397,83 +397,143 @@ llvm::Expected<Val> DeviceLowering::lowerElementwise(const HloInstruction &I,
   for (const Val &V : Ops)
     Ins.push_back(V.Buf);
   HloOpcode Op = I.opcode();
-  if (Op == HloOpcode::kConvert) {
-    DataType From = Bufs[Ins[0]].T;
-    PrimitiveType HFrom = I.operand(0)->shape().element_type();
-    PrimitiveType HTo = I.shape().element_type();
-    bool FloatFrom = hlo::IsFloatingPointType(HFrom);
-    bool FloatTo = hlo::IsFloatingPointType(HTo);
-    // TensorCopy rounds to nearest and saturates; HLO truncates float to
-    // integer, wraps between integers and makes pred by x != 0.
-    if (HTo == PrimitiveType::PRED || HFrom == PrimitiveType::PRED)
-      return notLowered(I, "a conversion to or from pred needs x != 0");
-    if (FloatFrom && !FloatTo)
-      return notLowered(I, "float to integer truncates in HLO, TensorCopy rounds");
-    if (!FloatFrom && !FloatTo &&
-        getDataTypeSize(*T) < getDataTypeSize(From))
-      return notLowered(I, "a narrowing integer conversion wraps in HLO, "
-                           "TensorCopy saturates");
-    if (!FloatFrom && !FloatTo &&
-        hlo::IsSignedIntegralType(HFrom) != hlo::IsSignedIntegralType(HTo))
-      return notLowered(I, "a conversion between signed and unsigned "
-                           "integers wraps in HLO, TensorCopy saturates");
-    if (*T == DataType::FP8E4M3)
-      return notLowered(I, "f8e4m3fn overflows to NaN in HLO, TensorCopy "
-                           "saturates to 448");
-  } else {
-    for (const HloInstruction *O : I.operands())
-      if (!O->shape().IsArray() ||
-          !hlo::IsFloatingPointType(O->shape().element_type()))
-        return notLowered(I, "integer and pred operands need exact integer "
-                             "arithmetic, which TensorTensor (fp32) lacks");
-    if (!isArithmeticFloat(*T))
-      return notLowered(I, "element type " +
-                               hlo::PrimitiveTypeName(I.shape().element_type()) +
-                               " rounds differently in BIR arithmetic");
-  }
-  llvm::Expected<int> Out = resultBuffer(I, I.shape());
-  if (!Out)
-    return Out.takeError();
+  PrimitiveType HTo = I.shape().element_type();
+  // The type the op computes on: its first operand's (select: its second).
+  const HloInstruction *Typed = I.operand(Op == HloOpcode::kSelect ? 1 : 0);
+  PrimitiveType HIn = Typed->shape().element_type();
+  bool FloatIn = hlo::IsFloatingPointType(HIn);
   MakeOp Make;
-  switch (Op) {
-  case HloOpcode::kAdd:
-  case HloOpcode::kSubtract:
-  case HloOpcode::kMultiply:
-  case HloOpcode::kMaximum:
-  case HloOpcode::kMinimum: {
-    ArithOp A = Op == HloOpcode::kAdd        ? ArithOp::Add
-                : Op == HloOpcode::kSubtract ? ArithOp::Subtract
-                : Op == HloOpcode::kMultiply ? ArithOp::Multiply
-                : Op == HloOpcode::kMaximum  ? ArithOp::Max
-                                             : ArithOp::Min;
+  auto tensorTensor = [&](ArithOp A) {
     Make = [A](std::string N, unsigned K) {
       return std::make_unique<InstTensorTensor>(
           std::move(N), K % 2 ? Engine::POOL : Engine::DVE, A);
     };
+  };
+  auto activation = [&](ActivationFunc F) {
+    Make = [F](std::string N, unsigned) {
+      return std::make_unique<InstActivation>(std::move(N), Engine::ACT, F, 1.0);
+    };
+  };
+  // A float result rounds with BIR's rule, which saturates fp8e4m3 where
+  // HLO gives NaN: fp8 arithmetic results are not lowered.
+  auto floatResultOk = [&]() -> llvm::Error {
+    if (hlo::IsFloatingPointType(HTo) && !isArithmeticFloat(*T))
+      return notLowered(I, "an arithmetic result of type " +
+                               hlo::PrimitiveTypeName(HTo) +
+                               " rounds differently in BIR");
+    return llvm::Error::success();
+  };
+  switch (Op) {
+  case HloOpcode::kAdd:
+  case HloOpcode::kSubtract:
+  case HloOpcode::kMultiply:
+  case HloOpcode::kDivide:
+  case HloOpcode::kMaximum:
+  case HloOpcode::kMinimum:
+  case HloOpcode::kPower:
+  case HloOpcode::kRemainder: {
+    if (HIn == PrimitiveType::PRED)
+      return notLowered(I, "arithmetic on pred");
+    if (llvm::Error E = floatResultOk())
+      return E;
+    tensorTensor(Op == HloOpcode::kAdd        ? ArithOp::Add
+                 : Op == HloOpcode::kSubtract ? ArithOp::Subtract
+                 : Op == HloOpcode::kMultiply ? ArithOp::Multiply
+                 : Op == HloOpcode::kDivide   ? ArithOp::Divide
+                 : Op == HloOpcode::kMaximum  ? ArithOp::Max
+                 : Op == HloOpcode::kMinimum  ? ArithOp::Min
+                 : Op == HloOpcode::kPower    ? ArithOp::Power
+                                              : ArithOp::Remainder);
     break;
   }
+  case HloOpcode::kAnd:
+  case HloOpcode::kOr:
+  case HloOpcode::kXor:
+    if (FloatIn)
+      return notLowered(I, "bitwise op on floats");
+    tensorTensor(Op == HloOpcode::kAnd  ? ArithOp::And
+                 : Op == HloOpcode::kOr ? ArithOp::Or
+                                        : ArithOp::Xor);
+    break;
+  case HloOpcode::kCompare: {
+    llvm::Expected<hlo::ComparisonDirection> D = hlo::GetComparisonDirection(I);
+    if (!D)
+      return D.takeError();
+    if (const hlo::HloText *Ty = I.FindAttribute("type"))
+      if (Ty->ref() == "TOTALORDER")
+        return notLowered(I, "a total-order comparison (BIR compares IEEE)");
+    using CD = hlo::ComparisonDirection;
+    tensorTensor(*D == CD::kEq   ? ArithOp::Equal
+                 : *D == CD::kNe ? ArithOp::NotEqual
+                 : *D == CD::kLt ? ArithOp::Less
+                 : *D == CD::kLe ? ArithOp::LessEqual
+                 : *D == CD::kGt ? ArithOp::Greater
+                                 : ArithOp::GreaterEqual);
+    break;
+  }
+  case HloOpcode::kSelect:
+    if (!I.operand(0)->shape().IsArray() ||
+        I.operand(0)->shape().rank() != I.shape().rank())
+      return notLowered(I, "a scalar predicate");
+    Make = [](std::string N, unsigned K) {
+      return std::make_unique<InstSelect>(std::move(N),
+                                          K % 2 ? Engine::POOL : Engine::DVE);
+    };
+    break;
   case HloOpcode::kExp:
   case HloOpcode::kTanh:
-  case HloOpcode::kNegate: {
-    ActivationFunc F = Op == HloOpcode::kExp    ? ActivationFunc::Exp
-                       : Op == HloOpcode::kTanh ? ActivationFunc::Tanh
-                                                : ActivationFunc::Identity;
-    double Scale = Op == HloOpcode::kNegate ? -1 : 1;
-    Make = [F, Scale](std::string N, unsigned) {
-      return std::make_unique<InstActivation>(std::move(N), Engine::ACT, F,
-                                              Scale);
+  case HloOpcode::kLog:
+  case HloOpcode::kSqrt:
+  case HloOpcode::kRsqrt:
+  case HloOpcode::kLogistic:
+  case HloOpcode::kSin:
+  case HloOpcode::kCos:
+    if (!FloatIn)
+      return notLowered(I, "a transcendental function of integers");
+    if (llvm::Error E = floatResultOk())
+      return E;
+    activation(Op == HloOpcode::kExp     ? ActivationFunc::Exp
+               : Op == HloOpcode::kTanh  ? ActivationFunc::Tanh
+               : Op == HloOpcode::kLog   ? ActivationFunc::Log
+               : Op == HloOpcode::kSqrt  ? ActivationFunc::Sqrt
+               : Op == HloOpcode::kRsqrt ? ActivationFunc::Rsqrt
+               : Op == HloOpcode::kLogistic ? ActivationFunc::Logistic
+               : Op == HloOpcode::kSin   ? ActivationFunc::Sin
+                                         : ActivationFunc::Cos);
+    break;
+  case HloOpcode::kAbs:
+  case HloOpcode::kNegate:
+    if (HIn == PrimitiveType::PRED)
+      return notLowered(I, "arithmetic on pred");
+    if (llvm::Error E = floatResultOk())
+      return E;
+    activation(Op == HloOpcode::kAbs ? ActivationFunc::Abs
+                                     : ActivationFunc::Negate);
+    break;
+  case HloOpcode::kNot:
+    if (FloatIn)
+      return notLowered(I, "not of floats");
+    activation(HIn == PrimitiveType::PRED ? ActivationFunc::LogicalNot
+                                          : ActivationFunc::BitwiseNot);
+    break;
+  case HloOpcode::kConvert: {
+    // TensorConvert has XLA's rules (truncation to integers, wrap-around
+    // between integers, fp8e4m3 overflow to NaN); pred is x != 0 in HLO.
+    if (HTo == PrimitiveType::PRED && HIn != PrimitiveType::PRED)
+      return notLowered(I, "a conversion to pred is x != 0, TensorConvert "
+                           "truncates");
+    Make = [](std::string N, unsigned K) {
+      static const Engine Es[] = {Engine::ACT, Engine::DVE, Engine::POOL};
+      return std::make_unique<InstTensorConvert>(std::move(N), Es[K % 3]);
     };
     break;
   }
-  case HloOpcode::kConvert:
-    Make = [](std::string N, unsigned K) {
-      static const Engine Es[] = {Engine::ACT, Engine::DVE, Engine::POOL};
-      return std::make_unique<InstTensorCopy>(std::move(N), Es[K % 3]);
-    };
-    break;
   default:
     llvm_unreachable("not an elementwise op");
   }
+  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  if (!Out)
+    return Out.takeError();
   elementwise(I, Ins, *Out, Make);
   barrier(I.name());
   Val V;
@@ -1181,6 +1241,22 @@ DeviceLowering::lower(const HloInstruction &I,
   case HloOpcode::kTanh:
   case HloOpcode::kNegate:
   case HloOpcode::kConvert:
+  case HloOpcode::kDivide:
+  case HloOpcode::kPower:
+  case HloOpcode::kRemainder:
+  case HloOpcode::kAnd:
+  case HloOpcode::kOr:
+  case HloOpcode::kXor:
+  case HloOpcode::kCompare:
+  case HloOpcode::kSelect:
+  case HloOpcode::kLog:
+  case HloOpcode::kSqrt:
+  case HloOpcode::kRsqrt:
+  case HloOpcode::kLogistic:
+  case HloOpcode::kSin:
+  case HloOpcode::kCos:
+  case HloOpcode::kAbs:
+  case HloOpcode::kNot:
     if (llvm::Error E = arrayOps())
       return E;
     return lowerElementwise(I, Ops);
