@@ -63,7 +63,20 @@ struct Val {
   int Buf = -1;
   bool IsTuple = false;
   std::vector<Val> Elems;
+  /// For a value whose elements are all one number known at compile time
+  /// (constants, partition-id, scalar arithmetic on them): that number.
+  std::optional<double> Const;
 };
+
+Val arrayVal(int Buf, std::optional<double> Const = std::nullopt) {
+  Val V;
+  V.Buf = Buf;
+  V.Const = Const;
+  return V;
+}
+
+/// Loops are unrolled (docs/codegen.md, "Loops") up to this trip count.
+constexpr int64_t MaxUnrolledTrips = 64;
 
 /// A SharedDRAM location present in every core's module.
 struct Buffer {
@@ -248,6 +261,13 @@ private:
   llvm::Expected<Val> lowerPermute(const HloInstruction &I, const Shape &Result,
                                    const Val &Op);
   llvm::Expected<Val> lowerStart(const HloInstruction &I,
+                                 llvm::ArrayRef<Val> Ops);
+  llvm::Expected<Val> lowerReduce(const HloInstruction &I,
+                                  llvm::ArrayRef<Val> Ops);
+  llvm::Expected<Val> lowerIota(const HloInstruction &I);
+  llvm::Expected<Val> lowerDynamicSlice(const HloInstruction &I,
+                                        llvm::ArrayRef<Val> Ops);
+  llvm::Expected<Val> lowerWhile(const HloInstruction &I,
                                  llvm::ArrayRef<Val> Ops);
 
   const hlo::HloModule &HM;
@@ -606,7 +626,10 @@ llvm::Expected<Val> DeviceLowering::lowerConstant(const HloInstruction &I) {
                              " values for " + llvm::Twine(N) + " elements");
   bool Splat = llvm::all_of(*Vals, [&](double V) { return V == (*Vals)[0]; });
   if (N == 0)
-    return Val{*Out, false, {}};
+    return arrayVal(*Out);
+  std::optional<double> Known;
+  if (Splat)
+    Known = (*Vals)[0];
   if (Splat) {
     fill(I, *Out, (*Vals)[0]);
   } else {
@@ -642,7 +665,7 @@ llvm::Expected<Val> DeviceLowering::lowerConstant(const HloInstruction &I) {
     }
   }
   barrier(I.name());
-  return Val{*Out, false, {}};
+  return arrayVal(*Out, Known);
 }
 
 // ---- Data movement --------------------------------------------------------------
@@ -766,7 +789,7 @@ llvm::Expected<Val> DeviceLowering::lowerDataMovement(const HloInstruction &I,
     llvm_unreachable("not a data movement op");
   }
   barrier(I.name());
-  return Val{*Out, false, {}};
+  return arrayVal(*Out);
 }
 
 // ---- Dot -------------------------------------------------------------------------
@@ -813,7 +836,7 @@ llvm::Expected<Val> DeviceLowering::lowerDot(const HloInstruction &I,
   if (!Out)
     return Out.takeError();
   if (B * M * N == 0)
-    return Val{*Out, false, {}};
+    return arrayVal(*Out);
   if (K == 0)
     return notLowered(I, "an empty contraction");
   // The operands in the order the tiles read them: [B][K][M] and [B][K][N],
@@ -890,7 +913,7 @@ llvm::Expected<Val> DeviceLowering::lowerDot(const HloInstruction &I,
                      {{static_cast<int64_t>(N), Mt}, {1, Nt}})});
       }
   barrier(I.name());
-  return Val{*Out, false, {}};
+  return arrayVal(*Out);
 }
 
 // ---- Collectives -------------------------------------------------------------------
@@ -1156,7 +1179,7 @@ llvm::Expected<Val> DeviceLowering::lowerPermute(const HloInstruction &I,
   if (Zero)
     fill(I, *Out, 0);
   barrier(I.name());
-  return Val{*Out, false, {}};
+  return arrayVal(*Out);
 }
 
 /// all-gather-start, all-reduce-start, collective-permute-start and
@@ -1209,12 +1232,417 @@ llvm::Expected<Val> DeviceLowering::lowerStart(const HloInstruction &I,
   V.IsTuple = true;
   if (Ops.size() == 1)
     V.Elems.push_back(Ops[0]);
-  else
-    V.Elems.push_back(Val{-1, true, std::vector<Val>(Ops.begin(), Ops.end())});
+  else {
+    Val Operands;
+    Operands.IsTuple = true;
+    Operands.Elems.assign(Ops.begin(), Ops.end());
+    V.Elems.push_back(std::move(Operands));
+  }
   V.Elems.push_back(std::move(*R));
   for (int64_t K = 2; K < S.tuple_shapes_size(); ++K)
     V.Elems.push_back(Val()); // a context: no data
   return V;
+}
+
+// ---- Reduce, iota, dynamic slices, while ------------------------------------------
+
+llvm::Expected<ArithOp> reduceArithOf(const HloInstruction &I) {
+  llvm::ArrayRef<HloComputation *> C = I.CalledComputations("to_apply");
+  if (C.size() != 1)
+    return makeError("no to_apply computation");
+  const HloInstruction *Root = C[0]->root_instruction();
+  if (C[0]->parameter_instructions().size() != 2 || Root->operand_count() != 2 ||
+      Root->operand(0)->opcode() != HloOpcode::kParameter ||
+      Root->operand(1)->opcode() != HloOpcode::kParameter)
+    return makeError("to_apply is not one op of its two parameters");
+  switch (Root->opcode()) {
+  case HloOpcode::kAdd: return ArithOp::Add;
+  case HloOpcode::kMultiply: return ArithOp::Multiply;
+  case HloOpcode::kMaximum: return ArithOp::Max;
+  case HloOpcode::kMinimum: return ArithOp::Min;
+  case HloOpcode::kAnd: return ArithOp::And;
+  case HloOpcode::kOr: return ArithOp::Or;
+  default:
+    return makeError("to_apply is " + Root->OpcodeText());
+  }
+}
+
+llvm::Expected<Val> DeviceLowering::lowerReduce(const HloInstruction &I,
+                                                llvm::ArrayRef<Val> Ops) {
+  if (I.operand_count() != 2 || !I.shape().IsArray())
+    return notLowered(I, "a variadic reduce");
+  llvm::Expected<ArithOp> A = reduceArithOf(I);
+  if (!A)
+    return notLowered(I, llvm::toString(A.takeError()));
+  llvm::Expected<std::vector<int64_t>> Dims0 = hlo::GetDimensions(I);
+  if (!Dims0)
+    return Dims0.takeError();
+  const Shape &S = I.operand(0)->shape();
+  llvm::Expected<DataType> T = typeOf(I, I.shape());
+  if (!T)
+    return T.takeError();
+  if (isFloatType(*T) && !isArithmeticFloat(*T))
+    return notLowered(I, "an fp8 accumulator rounds differently in BIR");
+  std::vector<int64_t> Keep, Red;
+  for (int64_t D = 0; D < S.rank(); ++D)
+    (llvm::is_contained(*Dims0, D) ? Red : Keep).push_back(D);
+  uint64_t G = 1, R = 1;
+  for (int64_t D : Keep)
+    G *= S.dimensions(D);
+  for (int64_t D : Red)
+    R *= S.dimensions(D);
+  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  if (!Out)
+    return Out.takeError();
+  int Init = Ops[1].Buf;
+  if (G == 0)
+    return arrayVal(*Out);
+  if (R == 0) {
+    move(I, Init, 0, {{0, G}}, *Out, 0, {{1, G}});
+    barrier(I.name());
+    return arrayVal(*Out);
+  }
+  // The operand as [kept][reduced], the reduced elements in row-major
+  // order: the order the interpreter folds them in.
+  int In = Ops[0].Buf;
+  bool Identity = true;
+  for (size_t K = 0; K < Keep.size(); ++K)
+    Identity &= Keep[K] == static_cast<int64_t>(K);
+  if (!Identity) {
+    std::vector<int64_t> Dm(S.dimensions().begin(), S.dimensions().end());
+    std::vector<int64_t> St = rowMajorStrides(Dm);
+    Dims Src;
+    for (auto *List : {&Keep, &Red})
+      for (int64_t D : *List)
+        Src.push_back({St[D], static_cast<uint64_t>(Dm[D])});
+    In = newBuffer((I.name() + ".in").str(), Bufs[Ops[0].Buf].T, G * R);
+    move(I, Ops[0].Buf, 0, Src, In, 0, {{1, G * R}});
+    barrier((I.name() + ".in").str());
+  }
+  std::optional<double> InitConst = Ops[1].Const;
+  DataType TI = Bufs[In].T;
+  uint64_t F = SlotBytes / std::max(getDataTypeSize(TI), getDataTypeSize(*T));
+  uint64_t PerRow = R <= F ? std::max<uint64_t>(1, F / R) : 1;
+  std::vector<Chunk> Cs = chunks(G, PerRow);
+  for (unsigned K = 0; K < Cs.size(); ++K) {
+    const Chunk &C = Cs[K];
+    unsigned Core = K % L;
+    CoreEmitter &E = Cores[Core];
+    MemoryLocation *OT = E.nextSlot(*T);
+    AccessPattern OutTile(OT, 0, C.Parts, 0, {{1, C.Free}}, *T);
+    if (!InitConst)
+      E.emit(std::make_unique<InstDMACopy>(name(Core, I, "init"), E.nextDma(),
+                                           false),
+             {dram(Init, Core, 0, {{0, C.Parts * C.Free}})}, {OutTile});
+    for (uint64_t R0 = 0; R0 < R; R0 += F) {
+      uint64_t Rl = R <= F ? R : std::min(F, R - R0);
+      MemoryLocation *IT = E.nextSlot(TI);
+      AccessPattern InTile(IT, 0, C.Parts, 0, {{1, C.Free * Rl}}, TI);
+      Dims DramD = C.Parts > 1
+                       ? Dims{{static_cast<int64_t>(C.Free * R), C.Parts},
+                              {static_cast<int64_t>(R), C.Free},
+                              {1, Rl}}
+                       : Dims{{static_cast<int64_t>(R), C.Free}, {1, Rl}};
+      E.emit(std::make_unique<InstDMACopy>(name(Core, I, "ld"), E.nextDma(),
+                                           false),
+             {dram(In, Core, C.First * R + R0, DramD)}, {InTile});
+      bool Acc = R0 > 0 || !InitConst;
+      E.emit(std::make_unique<InstTensorReduce>(
+                 name(Core, I, "red"), K % 2 ? Engine::POOL : Engine::DVE, *A,
+                 Acc, InitConst.value_or(0)),
+             {InTile}, {OutTile});
+      if (R <= F)
+        break;
+    }
+    Dims OutD = C.Parts > 1 ? Dims{{static_cast<int64_t>(C.Free), C.Parts},
+                                   {1, C.Free}}
+                            : Dims{{1, C.Free}};
+    E.emit(std::make_unique<InstDMACopy>(name(Core, I, "st"), E.nextDma(),
+                                         false),
+           {OutTile}, {dram(*Out, Core, C.First, OutD)});
+  }
+  barrier(I.name());
+  return arrayVal(*Out);
+}
+
+llvm::Expected<Val> DeviceLowering::lowerIota(const HloInstruction &I) {
+  llvm::Expected<int64_t> Dim = hlo::GetIotaDimension(I);
+  if (!Dim)
+    return Dim.takeError();
+  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  if (!Out)
+    return Out.takeError();
+  DataType T = Bufs[*Out].T;
+  const Shape &S = I.shape();
+  uint64_t F = SlotBytes / getDataTypeSize(T);
+  std::vector<int64_t> Dm(S.dimensions().begin(), S.dimensions().end());
+  if (Bufs[*Out].Elems == 0)
+    return arrayVal(*Out);
+  // Rows of the tile: the outer dimension (rank 1: runs of F elements), each
+  // partition one row; Iota's partition step and multipliers give the
+  // index along the iota dimension.
+  uint64_t Rows, Inner;
+  Dims Pattern;
+  std::vector<int64_t> Mult;
+  int64_t RowStep;
+  if (S.rank() == 1) {
+    Inner = std::min<uint64_t>(F, Dm[0]);
+    Rows = Dm[0] / Inner;
+    Pattern = {{1, Inner}};
+    Mult = {1};
+    RowStep = static_cast<int64_t>(Inner);
+  } else {
+    Rows = Dm[0];
+    Inner = 1;
+    std::vector<int64_t> St = rowMajorStrides(Dm);
+    for (size_t K = 1; K < Dm.size(); ++K) {
+      Inner *= Dm[K];
+      Pattern.push_back({St[K], static_cast<uint64_t>(Dm[K])});
+      Mult.push_back(static_cast<int64_t>(K) == *Dim ? 1 : 0);
+    }
+    if (Inner > F)
+      return notLowered(I, "rows of more than " + llvm::Twine(F) +
+                               " elements");
+    RowStep = *Dim == 0 ? 1 : 0;
+  }
+  unsigned K = 0;
+  auto emitRows = [&](uint64_t R0, unsigned Parts, Dims Pat,
+                      std::vector<int64_t> Mu, int64_t Start) {
+    unsigned Core = K++ % L;
+    CoreEmitter &E = Cores[Core];
+    MemoryLocation *Tl = E.nextSlot(T);
+    uint64_t N = countOf(Pat);
+    AccessPattern Tile(Tl, 0, Parts, 0, Pat, T);
+    E.emit(std::make_unique<InstIota>(name(Core, I, "iota"), Engine::POOL,
+                                      Start, RowStep, std::move(Mu)),
+           {}, {Tile});
+    AccessPattern Flat(Tl, 0, Parts, 0, {{1, N}}, T);
+    Dims D = Parts > 1 ? Dims{{static_cast<int64_t>(N), Parts}, {1, N}}
+                       : Dims{{1, N}};
+    E.emit(std::make_unique<InstDMACopy>(name(Core, I, "st"), E.nextDma(),
+                                         false),
+           {Flat}, {dram(*Out, Core, R0 * N, D)});
+  };
+  for (uint64_t R0 = 0; R0 < Rows; R0 += 128) {
+    unsigned Parts = static_cast<unsigned>(std::min<uint64_t>(128, Rows - R0));
+    int64_t Start = S.rank() == 1 ? static_cast<int64_t>(R0 * Inner)
+                    : *Dim == 0   ? static_cast<int64_t>(R0)
+                                  : 0;
+    emitRows(R0, Parts, Pattern, Mult, Start);
+  }
+  if (S.rank() == 1 && Rows * Inner < static_cast<uint64_t>(Dm[0])) {
+    uint64_t Rest = Dm[0] - Rows * Inner;
+    // The last partial row starts at element Rows * Inner.
+    unsigned Core = K++ % L;
+    CoreEmitter &E = Cores[Core];
+    MemoryLocation *Tl = E.nextSlot(T);
+    AccessPattern Tile(Tl, 0, 1, 0, {{1, Rest}}, T);
+    E.emit(std::make_unique<InstIota>(name(Core, I, "iota"), Engine::POOL,
+                                      static_cast<int64_t>(Rows * Inner), 0,
+                                      std::vector<int64_t>{1}),
+           {}, {Tile});
+    E.emit(std::make_unique<InstDMACopy>(name(Core, I, "st"), E.nextDma(),
+                                         false),
+           {Tile}, {dram(*Out, Core, Rows * Inner, {{1, Rest}})});
+  }
+  barrier(I.name());
+  return arrayVal(*Out);
+}
+
+llvm::Expected<Val> DeviceLowering::lowerDynamicSlice(const HloInstruction &I,
+                                                      llvm::ArrayRef<Val> Ops) {
+  bool Update = I.opcode() == HloOpcode::kDynamicUpdateSlice;
+  const Shape &S = I.operand(0)->shape();
+  unsigned First = Update ? 2 : 1;
+  std::vector<int64_t> Sizes;
+  if (Update) {
+    llvm::ArrayRef<int64_t> U = I.operand(1)->shape().dimensions();
+    Sizes.assign(U.begin(), U.end());
+  } else {
+    llvm::Expected<std::vector<int64_t>> Sz = hlo::GetDynamicSliceSizes(I);
+    if (!Sz)
+      return Sz.takeError();
+    Sizes = *Sz;
+  }
+  if (static_cast<int64_t>(Ops.size()) != First + S.rank())
+    return notLowered(I, "start indices as one array operand");
+  std::vector<int64_t> Dm(S.dimensions().begin(), S.dimensions().end());
+  std::vector<int64_t> St = rowMajorStrides(Dm);
+  uint64_t Off = 0;
+  Dims Region, Packed;
+  std::vector<int64_t> PSt = rowMajorStrides(Sizes);
+  for (int64_t K = 0; K < S.rank(); ++K) {
+    std::optional<double> C = Ops[First + K].Const;
+    if (!C)
+      return notLowered(I, "start index " + llvm::Twine(K) +
+                               " depends on data (only offsets known at "
+                               "compile time are lowered)");
+    // XLA clamps the start so that the slice fits.
+    int64_t Start = std::clamp<int64_t>(static_cast<int64_t>(*C), 0,
+                                        Dm[K] - Sizes[K]);
+    Off += Start * St[K];
+    Region.push_back({St[K], static_cast<uint64_t>(Sizes[K])});
+    Packed.push_back({PSt[K], static_cast<uint64_t>(Sizes[K])});
+  }
+  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  if (!Out)
+    return Out.takeError();
+  if (!Update) {
+    move(I, Ops[0].Buf, Off, Region, *Out, 0, Packed);
+  } else {
+    uint64_t E = Bufs[*Out].Elems;
+    move(I, Ops[0].Buf, 0, {{1, E}}, *Out, 0, {{1, E}});
+    barrier((I.name() + ".copy").str());
+    move(I, Ops[1].Buf, 0, Packed, *Out, Off, Region);
+  }
+  barrier(I.name());
+  return arrayVal(*Out);
+}
+
+/// The trip count of a while loop the way XLA's while-loop analysis finds
+/// it: the condition compares a tuple element (the induction variable) with
+/// a constant, the body adds a constant to that element, and its initial
+/// value is known.
+std::optional<int64_t> tripCount(const HloInstruction &W, const Val &Init) {
+  llvm::ArrayRef<HloComputation *> Cond = W.CalledComputations("condition");
+  llvm::ArrayRef<HloComputation *> Body = W.CalledComputations("body");
+  if (Cond.size() != 1 || Body.size() != 1 || !Init.IsTuple)
+    return std::nullopt;
+  const HloInstruction *Cmp = Cond[0]->root_instruction();
+  if (Cmp->opcode() != HloOpcode::kCompare)
+    return std::nullopt;
+  llvm::Expected<hlo::ComparisonDirection> Dir =
+      hlo::GetComparisonDirection(*Cmp);
+  if (!Dir) {
+    llvm::consumeError(Dir.takeError());
+    return std::nullopt;
+  }
+  auto constantOf = [](const HloInstruction *C) -> std::optional<double> {
+    if (C->opcode() != HloOpcode::kConstant || !C->shape().IsArray() ||
+        C->shape().rank() != 0)
+      return std::nullopt;
+    std::optional<std::vector<double>> V = parseLiteral(C->literal_text());
+    if (!V || V->size() != 1)
+      return std::nullopt;
+    return (*V)[0];
+  };
+  const HloInstruction *Ind = Cmp->operand(0);
+  std::optional<double> Limit = constantOf(Cmp->operand(1));
+  hlo::ComparisonDirection D = *Dir;
+  if (!Limit) {
+    Ind = Cmp->operand(1);
+    Limit = constantOf(Cmp->operand(0));
+    using CD = hlo::ComparisonDirection;
+    D = D == CD::kLt ? CD::kGt : D == CD::kGt ? CD::kLt
+        : D == CD::kLe ? CD::kGe : D == CD::kGe ? CD::kLe : D;
+  }
+  if (!Limit || Ind->opcode() != HloOpcode::kGetTupleElement ||
+      Ind->operand(0)->opcode() != HloOpcode::kParameter)
+    return std::nullopt;
+  llvm::Expected<int64_t> Index = hlo::GetTupleIndex(*Ind);
+  if (!Index) {
+    llvm::consumeError(Index.takeError());
+    return std::nullopt;
+  }
+  if (*Index >= static_cast<int64_t>(Init.Elems.size()) ||
+      !Init.Elems[*Index].Const)
+    return std::nullopt;
+  // The body's update of that element: add(gte(param, Index), constant).
+  const HloInstruction *Root = Body[0]->root_instruction();
+  if (Root->opcode() != HloOpcode::kTuple || Root->operand_count() <= *Index)
+    return std::nullopt;
+  const HloInstruction *Next = Root->operand(*Index);
+  if (Next->opcode() != HloOpcode::kAdd)
+    return std::nullopt;
+  std::optional<double> Step;
+  for (int K = 0; K < 2; ++K) {
+    const HloInstruction *G = Next->operand(K);
+    if (G->opcode() == HloOpcode::kGetTupleElement &&
+        G->operand(0)->opcode() == HloOpcode::kParameter) {
+      llvm::Expected<int64_t> GI = hlo::GetTupleIndex(*G);
+      if (GI && *GI == *Index)
+        Step = constantOf(Next->operand(1 - K));
+      else if (!GI)
+        llvm::consumeError(GI.takeError());
+    }
+  }
+  if (!Step || *Step <= 0)
+    return std::nullopt;
+  double Start = *Init.Elems[*Index].Const;
+  using CD = hlo::ComparisonDirection;
+  double Span;
+  if (D == CD::kLt)
+    Span = *Limit - Start;
+  else if (D == CD::kLe)
+    Span = *Limit - Start + 1;
+  else
+    return std::nullopt;
+  if (Span <= 0)
+    return 0;
+  return static_cast<int64_t>(std::ceil(Span / *Step));
+}
+
+llvm::Expected<Val> DeviceLowering::lowerWhile(const HloInstruction &I,
+                                               llvm::ArrayRef<Val> Ops) {
+  std::optional<int64_t> Trips = tripCount(I, Ops[0]);
+  if (!Trips)
+    return notLowered(I, "no trip count: the condition does not compare an "
+                         "induction variable of known start with a constant");
+  if (*Trips > MaxUnrolledTrips)
+    return notLowered(I, llvm::Twine(*Trips) + " iterations; loops are "
+                             "unrolled up to " +
+                             llvm::Twine(MaxUnrolledTrips));
+  const HloComputation *Body = I.CalledComputations("body")[0];
+  Val State = Ops[0];
+  for (int64_t K = 0; K < *Trips; ++K) {
+    llvm::Expected<Val> Next = lowerComputation(*Body, {State});
+    if (!Next)
+      return Next.takeError();
+    State = std::move(*Next);
+  }
+  return State;
+}
+
+/// Scalar integer arithmetic on values known at compile time, as the
+/// device computes it (offsets of dynamic slices, induction variables);
+/// none when an operand is unknown or the result leaves the type's range.
+std::optional<double> foldInteger(const HloInstruction &I,
+                                  llvm::ArrayRef<Val> Ops) {
+  const Shape &S = I.shape();
+  if (!S.IsArray() || !hlo::IsIntegralType(S.element_type()))
+    return std::nullopt;
+  std::vector<int64_t> X;
+  for (size_t K = 0; K < Ops.size(); ++K) {
+    if (!Ops[K].Const || !I.operand(K)->shape().IsArray() ||
+        !hlo::IsIntegralType(I.operand(K)->shape().element_type()))
+      return std::nullopt;
+    X.push_back(static_cast<int64_t>(*Ops[K].Const));
+  }
+  int64_t R;
+  switch (I.opcode()) {
+  case HloOpcode::kAdd: R = X[0] + X[1]; break;
+  case HloOpcode::kSubtract: R = X[0] - X[1]; break;
+  case HloOpcode::kMultiply: R = X[0] * X[1]; break;
+  case HloOpcode::kMaximum: R = std::max(X[0], X[1]); break;
+  case HloOpcode::kMinimum: R = std::min(X[0], X[1]); break;
+  case HloOpcode::kDivide:
+    if (X[1] == 0)
+      return std::nullopt;
+    R = X[0] / X[1];
+    break;
+  case HloOpcode::kConvert: R = X[0]; break;
+  default:
+    return std::nullopt;
+  }
+  int Bits = hlo::PrimitiveTypeBitWidth(S.element_type());
+  bool Signed = hlo::IsSignedIntegralType(S.element_type());
+  int64_t Lo = Signed ? -(int64_t(1) << (Bits - 1)) : 0;
+  int64_t Hi = Signed ? (int64_t(1) << (Bits - 1)) - 1
+                      : (Bits >= 63 ? INT64_MAX : (int64_t(1) << Bits) - 1);
+  if (R < Lo || R > Hi || std::abs(X[0]) > (int64_t(1) << 31) ||
+      (X.size() > 1 && std::abs(X[1]) > (int64_t(1) << 31)))
+    return std::nullopt;
+  return static_cast<double>(R);
 }
 
 // ---- Instructions and computations -------------------------------------------------
@@ -1256,10 +1684,14 @@ DeviceLowering::lower(const HloInstruction &I,
   case HloOpcode::kSin:
   case HloOpcode::kCos:
   case HloOpcode::kAbs:
-  case HloOpcode::kNot:
+  case HloOpcode::kNot: {
     if (llvm::Error E = arrayOps())
       return E;
-    return lowerElementwise(I, Ops);
+    llvm::Expected<Val> V = lowerElementwise(I, Ops);
+    if (V)
+      V->Const = foldInteger(I, Ops);
+    return V;
+  }
   case HloOpcode::kConstant:
     return lowerConstant(I);
   case HloOpcode::kTranspose:
@@ -1271,6 +1703,12 @@ DeviceLowering::lower(const HloInstruction &I,
       return E;
     if (llvm::Error E = typeOf(I, I.shape()).takeError())
       return E;
+    if (I.opcode() == HloOpcode::kBroadcast) {
+      llvm::Expected<Val> V = lowerDataMovement(I, Ops);
+      if (V)
+        V->Const = Ops[0].Const;
+      return V;
+    }
     return lowerDataMovement(I, Ops);
   case HloOpcode::kReshape:
   case HloOpcode::kCopy:
@@ -1313,9 +1751,10 @@ DeviceLowering::lower(const HloInstruction &I,
     if (!Out)
       return Out.takeError();
     // Each device is compiled on its own: the id is a constant.
-    fill(I, *Out, I.opcode() == HloOpcode::kPartitionId ? Partition : Replica);
+    double Id = I.opcode() == HloOpcode::kPartitionId ? Partition : Replica;
+    fill(I, *Out, Id);
     barrier(I.name());
-    return Val{*Out, false, {}};
+    return arrayVal(*Out, Id);
   }
   case HloOpcode::kAfterAll:
     return Val();
@@ -1369,6 +1808,21 @@ DeviceLowering::lower(const HloInstruction &I,
     return Ops[0].Elems[1];
   case HloOpcode::kAsyncUpdate:
     return Ops[0];
+  case HloOpcode::kReduce:
+    if (llvm::Error E = arrayOps())
+      return E;
+    return lowerReduce(I, Ops);
+  case HloOpcode::kIota:
+    return lowerIota(I);
+  case HloOpcode::kDynamicSlice:
+  case HloOpcode::kDynamicUpdateSlice:
+    if (llvm::Error E = arrayOps())
+      return E;
+    if (llvm::Error E = typeOf(I, I.shape()).takeError())
+      return E;
+    return lowerDynamicSlice(I, Ops);
+  case HloOpcode::kWhile:
+    return lowerWhile(I, Ops);
   default:
     return notLowered(I, "no lowering for this opcode yet");
   }
