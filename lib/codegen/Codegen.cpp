@@ -255,6 +255,10 @@ private:
   llvm::Expected<Val> lowerDataMovement(const HloInstruction &I,
                                         llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerDot(const HloInstruction &I, llvm::ArrayRef<Val> Ops);
+  void splitContraction(const HloInstruction &I, int LT, int RT, int Out,
+                        DataType TO, uint64_t Bi, uint64_t M0, uint64_t N0,
+                        uint64_t M, uint64_t N, uint64_t K, uint64_t Mt,
+                        uint64_t Nt, unsigned Tile);
   llvm::Expected<Val> lowerCollective(const HloInstruction &I,
                                       const Shape &Result,
                                       llvm::ArrayRef<Val> Ops);
@@ -871,8 +875,22 @@ llvm::Expected<Val> DeviceLowering::lowerDot(const HloInstruction &I,
   int RT = canonical(1, RS, DN->rhs_batch_dimensions,
                      DN->rhs_contracting_dimensions, RF, "rhsT");
   barrier((I.name() + ".operands").str());
-  unsigned Tile = 0;
   const uint64_t TK = 128, TM = 128, TN = PsumBankBytes / 4;
+  uint64_t NumTiles = B * ((M + TM - 1) / TM) * ((N + TN - 1) / TN);
+  uint64_t KTiles = (K + TK - 1) / TK;
+  if (L > 1 && NumTiles < L && KTiles >= L) {
+    // Too few output tiles to share: the cores split the contraction
+    // (docs/codegen.md, "Work split"), then combine their partial sums.
+    unsigned Tile = 0;
+    for (uint64_t Bi = 0; Bi < B; ++Bi)
+      for (uint64_t M0 = 0; M0 < M; M0 += TM)
+        for (uint64_t N0 = 0; N0 < N; N0 += TN, ++Tile)
+          splitContraction(I, LT, RT, *Out, *TO, Bi, M0, N0, M, N, K,
+                           std::min(TM, M - M0), std::min(TN, N - N0), Tile);
+    barrier(I.name());
+    return arrayVal(*Out);
+  }
+  unsigned Tile = 0;
   for (uint64_t Bi = 0; Bi < B; ++Bi)
     for (uint64_t M0 = 0; M0 < M; M0 += TM)
       for (uint64_t N0 = 0; N0 < N; N0 += TN, ++Tile) {
@@ -914,6 +932,112 @@ llvm::Expected<Val> DeviceLowering::lowerDot(const HloInstruction &I,
       }
   barrier(I.name());
   return arrayVal(*Out);
+}
+
+/// One output tile whose K tiles are shared by the cores: core c
+/// accumulates its contiguous range of K tiles in PSUM and copies the
+/// partial sum to SB; then
+///
+///   lnc 2, rows even:  SendRecv swap of the halves each core does not keep
+///                      (core 0 keeps rows [0, Mt/2), core 1 the rest),
+///                      TensorTensor Add of the kept and the received half,
+///                      each core stores its half;
+///   otherwise:         a local AllReduce (Add) of the partial sums; core c
+///                      stores its share of the rows.
+///
+/// The sum is (core 0's part) + (core 1's part) + ..., not k upwards: the
+/// result may differ from the interpreter's by rounding (docs/codegen.md).
+void DeviceLowering::splitContraction(const HloInstruction &I, int LT, int RT,
+                                      int Out, DataType TO, uint64_t Bi,
+                                      uint64_t M0, uint64_t N0, uint64_t M,
+                                      uint64_t N, uint64_t K, uint64_t Mt,
+                                      uint64_t Nt, unsigned Tile) {
+  const uint64_t TK = 128;
+  uint64_t KTiles = (K + TK - 1) / TK;
+  DataType TL = Bufs[LT].T;
+  bool Swap = L == 2 && Mt % 2 == 0;
+  std::vector<unsigned> All(L);
+  std::iota(All.begin(), All.end(), 0);
+  std::string CollName = (I.name() + (Swap ? ".swap" : ".allreduce") +
+                          llvm::Twine(Tile)).str();
+  for (unsigned C = 0; C < L; ++C) {
+    CoreEmitter &E = Cores[C];
+    uint64_t KT0 = KTiles * C / L, KT1 = KTiles * (C + 1) / L;
+    MemoryLocation *Ps = E.nextPsum();
+    AccessPattern Acc(Ps, 0, static_cast<unsigned>(Mt), 0, {{1, Nt}},
+                      DataType::FP32);
+    for (uint64_t KT = KT0; KT < KT1; ++KT) {
+      uint64_t K0 = KT * TK, Kt = std::min(TK, K - K0);
+      MemoryLocation *SS = E.nextSlot(TL), *SM = E.nextSlot(TL);
+      AccessPattern Stat(SS, 0, static_cast<unsigned>(Kt), 0, {{1, Mt}}, TL);
+      AccessPattern Mov(SM, 0, static_cast<unsigned>(Kt), 0, {{1, Nt}}, TL);
+      E.emit(std::make_unique<InstDMACopy>(name(C, I, "ld_w"), E.nextDma(),
+                                           false),
+             {dram(LT, C, Bi * K * M + K0 * M + M0,
+                   {{static_cast<int64_t>(M), Kt}, {1, Mt}})},
+             {Stat});
+      E.emit(std::make_unique<InstDMACopy>(name(C, I, "ld_x"), E.nextDma(),
+                                           false),
+             {dram(RT, C, Bi * K * N + K0 * N + N0,
+                   {{static_cast<int64_t>(N), Kt}, {1, Nt}})},
+             {Mov});
+      E.emit(std::make_unique<InstMatmul>(name(C, I, "mm"), Engine::PE,
+                                          KT > KT0),
+             {Stat, Mov}, {Acc});
+    }
+    MemoryLocation *Part = E.nextSlot(DataType::FP32);
+    AccessPattern PartAP(Part, 0, static_cast<unsigned>(Mt), 0, {{1, Nt}},
+                         DataType::FP32);
+    E.emit(std::make_unique<InstTensorCopy>(name(C, I, "part"), Engine::ACT),
+           {Acc}, {PartAP});
+    MemoryLocation *Sum = E.nextSlot(DataType::FP32);
+    uint64_t R0, R1; // the rows this core stores
+    AccessPattern SumAP(Sum, 0, static_cast<unsigned>(Mt), 0, {{1, Nt}},
+                        DataType::FP32);
+    if (Swap) {
+      unsigned H = static_cast<unsigned>(Mt / 2);
+      R0 = C * H;
+      R1 = R0 + H;
+      MemoryLocation *Recv = E.nextSlot(DataType::FP32);
+      AccessPattern RecvAP(Recv, 0, H, 0, {{1, Nt}}, DataType::FP32);
+      // Core 0 sends the rows core 1 keeps, and the other way round.
+      AccessPattern Give(Part, C == 0 ? H : 0, H, 0, {{1, Nt}}, DataType::FP32);
+      AccessPattern Kept(Part, C == 0 ? 0 : H, H, 0, {{1, Nt}}, DataType::FP32);
+      E.emit(std::make_unique<InstCollectiveCompute>(
+                 E.uniqueName(CollName), Engine::POOL, CollectiveKind::SendRecv,
+                 All, ReduceOp::None, /*Local=*/true),
+             {Give}, {RecvAP});
+      // Core 0's part first on both halves.
+      std::vector<AccessPattern> Terms =
+          C == 0 ? std::vector<AccessPattern>{Kept, RecvAP}
+                 : std::vector<AccessPattern>{RecvAP, Kept};
+      SumAP = AccessPattern(Sum, 0, H, 0, {{1, Nt}}, DataType::FP32);
+      E.emit(std::make_unique<InstTensorTensor>(name(C, I, "sum"), Engine::DVE,
+                                                ArithOp::Add),
+             Terms, {SumAP});
+    } else {
+      R0 = Mt * C / L;
+      R1 = Mt * (C + 1) / L;
+      E.emit(std::make_unique<InstCollectiveCompute>(
+                 E.uniqueName(CollName), Engine::POOL, CollectiveKind::AllReduce,
+                 All, ReduceOp::Add, /*Local=*/true),
+             {PartAP}, {SumAP});
+      if (R1 == R0)
+        continue;
+      SumAP = AccessPattern(Sum, static_cast<unsigned>(R0),
+                            static_cast<unsigned>(R1 - R0), 0, {{1, Nt}},
+                            DataType::FP32);
+    }
+    MemoryLocation *Res = E.nextSlot(TO);
+    AccessPattern ResAP(Res, 0, static_cast<unsigned>(R1 - R0), 0, {{1, Nt}},
+                        TO);
+    E.emit(std::make_unique<InstTensorConvert>(name(C, I, "evac"), Engine::ACT),
+           {SumAP}, {ResAP});
+    E.emit(std::make_unique<InstDMACopy>(name(C, I, "st"), E.nextDma(), false),
+           {ResAP},
+           {dram(Out, C, Bi * M * N + (M0 + R0) * N + N0,
+                 {{static_cast<int64_t>(N), R1 - R0}, {1, Nt}})});
+  }
 }
 
 // ---- Collectives -------------------------------------------------------------------

@@ -1,7 +1,12 @@
 #!/usr/bin/env python3
 """Checks hlo-to-bir's programs against hlo-run, one device at a time.
 
-    check_devices.py [--bin DIR] MODULE.hlo [hlo-to-bir options...]
+    check_devices.py [--bin DIR] [--tolerance] MODULE.hlo [hlo-to-bir options...]
+
+--tolerance compares float outputs with hlo-run's default per-type
+tolerances (|a - b| <= atol + rtol * |b|, docs/hlo-run.md) instead of bit
+for bit: for sums whose order the HLO does not fix (a contraction split
+between cores).
 
 The tools come from DIR, or from PATH without --bin (as lit sets it).
 
@@ -33,6 +38,11 @@ INT_RANGE = {"s8": (-8, 8), "s16": (-100, 100), "s32": (-1000, 1000),
              "u8": (0, 16), "u16": (0, 200), "u32": (0, 2000)}
 INT_FMT = {"|i1": "b", "<i2": "h", "<i4": "i", "|u1": "B", "<u2": "H",
            "<u4": "I", "|b1": "B"}
+
+
+# hlo-run's default tolerances (docs/hlo-run.md, "Comparing outputs").
+TOLERANCE = {"f32": (1e-5, 1e-6), "f16": (1e-3, 1e-3), "bf16": (1e-2, 1e-2),
+             "f8e4m3fn": (1.25e-1, 1e-1), "f8e5m2": (1.25e-1, 1e-1)}
 
 
 def write_npy(path, descr, shape, data):
@@ -81,8 +91,12 @@ def same(a, b):
 def main():
     args = sys.argv[1:]
     bindir = None
-    if args[:1] == ["--bin"]:
-        bindir, args = args[1], args[2:]
+    tolerance = False
+    while args[:1] in (["--bin"], ["--tolerance"]):
+        if args[0] == "--bin":
+            bindir, args = args[1], args[2:]
+        else:
+            tolerance, args = True, args[1:]
     if not args:
         raise SystemExit(__doc__)
     module, flags = args[0], args[1:]
@@ -158,9 +172,14 @@ def main():
             name = "device%d%s.npy" % (d["device"], "".join("_%d" % i for i in o["index"]))
             want = read_npy(os.path.join(ref, name))
             got = read_npy(os.path.join(tmp, "sim_d%d_o%d.npy" % (d["device"], k)))[:len(want)]
+            ty = parse_shape(o["shape"])[0]
+            rtol, atol = TOLERANCE.get(ty, (0, 0)) if tolerance else (0, 0)
             for e, (a, b) in enumerate(zip(want, got)):
                 total += 1
-                if not same(a, b):
+                close = (isinstance(a, float) and a == a and b == b and
+                         abs(a - b) <= atol + rtol * abs(a) and
+                         (abs(a) != float("inf") or a == b))
+                if not same(a, b) and not close:
                     differ += 1
                     if shown < 10:
                         shown += 1
