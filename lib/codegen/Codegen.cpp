@@ -1102,6 +1102,28 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
       return notLowered(I, llvm::toString(D.takeError()));
     Dim = *D;
   }
+  // The module header may not give the launch size the shapes were
+  // written for: the result must have the elements the group implies.
+  for (size_t K = 0; K < I.operands().size(); ++K) {
+    const Shape &OS = I.operand(K)->shape();
+    const Shape &RS = Result.IsTuple() && !(ToAll && !Dim)
+                          ? Result.tuple_shapes(std::min<int64_t>(
+                                K, Result.tuple_shapes_size() - 1))
+                          : Result;
+    if (!OS.IsArray() || !RS.IsArray())
+      return notLowered(I, "operands and results must be arrays");
+    uint64_t In = OS.element_count(), Want = In;
+    if (Gather)
+      Want = In * n;
+    else if (Scatter)
+      Want = In % n ? 0 : In / n;
+    if (static_cast<uint64_t>(RS.element_count()) != Want ||
+        (Scatter && In % n))
+      return notLowered(I, "its shapes do not fit its group of " +
+                               llvm::Twine(n) +
+                               " device(s); give the launch size with "
+                               "--replica-count / --num-partitions");
+  }
   llvm::Expected<Val> Res = newValue(I, Result);
   if (!Res)
     return Res.takeError();
@@ -1623,103 +1645,33 @@ llvm::Expected<Val> DeviceLowering::lowerDynamicSlice(const HloInstruction &I,
   return arrayVal(*Out);
 }
 
-/// The trip count of a while loop the way XLA's while-loop analysis finds
-/// it: the condition compares a tuple element (the induction variable) with
-/// a constant, the body adds a constant to that element, and its initial
-/// value is known.
-std::optional<int64_t> tripCount(const HloInstruction &W, const Val &Init) {
-  llvm::ArrayRef<HloComputation *> Cond = W.CalledComputations("condition");
-  llvm::ArrayRef<HloComputation *> Body = W.CalledComputations("body");
-  if (Cond.size() != 1 || Body.size() != 1 || !Init.IsTuple)
-    return std::nullopt;
-  const HloInstruction *Cmp = Cond[0]->root_instruction();
-  if (Cmp->opcode() != HloOpcode::kCompare)
-    return std::nullopt;
-  llvm::Expected<hlo::ComparisonDirection> Dir =
-      hlo::GetComparisonDirection(*Cmp);
-  if (!Dir) {
-    llvm::consumeError(Dir.takeError());
-    return std::nullopt;
-  }
-  auto constantOf = [](const HloInstruction *C) -> std::optional<double> {
-    if (C->opcode() != HloOpcode::kConstant || !C->shape().IsArray() ||
-        C->shape().rank() != 0)
-      return std::nullopt;
-    std::optional<std::vector<double>> V = parseLiteral(C->literal_text());
-    if (!V || V->size() != 1)
-      return std::nullopt;
-    return (*V)[0];
-  };
-  const HloInstruction *Ind = Cmp->operand(0);
-  std::optional<double> Limit = constantOf(Cmp->operand(1));
-  hlo::ComparisonDirection D = *Dir;
-  if (!Limit) {
-    Ind = Cmp->operand(1);
-    Limit = constantOf(Cmp->operand(0));
-    using CD = hlo::ComparisonDirection;
-    D = D == CD::kLt ? CD::kGt : D == CD::kGt ? CD::kLt
-        : D == CD::kLe ? CD::kGe : D == CD::kGe ? CD::kLe : D;
-  }
-  if (!Limit || Ind->opcode() != HloOpcode::kGetTupleElement ||
-      Ind->operand(0)->opcode() != HloOpcode::kParameter)
-    return std::nullopt;
-  llvm::Expected<int64_t> Index = hlo::GetTupleIndex(*Ind);
-  if (!Index) {
-    llvm::consumeError(Index.takeError());
-    return std::nullopt;
-  }
-  if (*Index >= static_cast<int64_t>(Init.Elems.size()) ||
-      !Init.Elems[*Index].Const)
-    return std::nullopt;
-  // The body's update of that element: add(gte(param, Index), constant).
-  const HloInstruction *Root = Body[0]->root_instruction();
-  if (Root->opcode() != HloOpcode::kTuple || Root->operand_count() <= *Index)
-    return std::nullopt;
-  const HloInstruction *Next = Root->operand(*Index);
-  if (Next->opcode() != HloOpcode::kAdd)
-    return std::nullopt;
-  std::optional<double> Step;
-  for (int K = 0; K < 2; ++K) {
-    const HloInstruction *G = Next->operand(K);
-    if (G->opcode() == HloOpcode::kGetTupleElement &&
-        G->operand(0)->opcode() == HloOpcode::kParameter) {
-      llvm::Expected<int64_t> GI = hlo::GetTupleIndex(*G);
-      if (GI && *GI == *Index)
-        Step = constantOf(Next->operand(1 - K));
-      else if (!GI)
-        llvm::consumeError(GI.takeError());
-    }
-  }
-  if (!Step || *Step <= 0)
-    return std::nullopt;
-  double Start = *Init.Elems[*Index].Const;
-  using CD = hlo::ComparisonDirection;
-  double Span;
-  if (D == CD::kLt)
-    Span = *Limit - Start;
-  else if (D == CD::kLe)
-    Span = *Limit - Start + 1;
-  else
-    return std::nullopt;
-  if (Span <= 0)
-    return 0;
-  return static_cast<int64_t>(std::ceil(Span / *Step));
-}
-
+/// The loop runs while its condition, evaluated at compile time, holds:
+/// the induction variable is a value known at compile time (its start and
+/// its steps are constants, partition-id, or scalar arithmetic on them),
+/// compared with another such value (XLA's while-loop analysis finds trip
+/// counts the same way). Each iteration's body is lowered in turn, so the
+/// loop is unrolled, up to MaxUnrolledTrips iterations.
 llvm::Expected<Val> DeviceLowering::lowerWhile(const HloInstruction &I,
                                                llvm::ArrayRef<Val> Ops) {
-  std::optional<int64_t> Trips = tripCount(I, Ops[0]);
-  if (!Trips)
-    return notLowered(I, "no trip count: the condition does not compare an "
-                         "induction variable of known start with a constant");
-  if (*Trips > MaxUnrolledTrips)
-    return notLowered(I, llvm::Twine(*Trips) + " iterations; loops are "
-                             "unrolled up to " +
-                             llvm::Twine(MaxUnrolledTrips));
-  const HloComputation *Body = I.CalledComputations("body")[0];
+  llvm::ArrayRef<HloComputation *> Cond = I.CalledComputations("condition");
+  llvm::ArrayRef<HloComputation *> Body = I.CalledComputations("body");
+  if (Cond.size() != 1 || Body.size() != 1)
+    return notLowered(I, "no condition or body");
   Val State = Ops[0];
-  for (int64_t K = 0; K < *Trips; ++K) {
-    llvm::Expected<Val> Next = lowerComputation(*Body, {State});
+  for (int64_t Trip = 0;; ++Trip) {
+    llvm::Expected<Val> Go = lowerComputation(*Cond[0], {State});
+    if (!Go)
+      return Go.takeError();
+    if (!Go->Const)
+      return notLowered(I, "no trip count: the condition depends on data, "
+                           "not only on values known at compile time");
+    if (*Go->Const == 0)
+      break;
+    if (Trip == MaxUnrolledTrips)
+      return notLowered(I, "more than " + llvm::Twine(MaxUnrolledTrips) +
+                               " iterations; loops are unrolled up to " +
+                               llvm::Twine(MaxUnrolledTrips));
+    llvm::Expected<Val> Next = lowerComputation(*Body[0], {State});
     if (!Next)
       return Next.takeError();
     State = std::move(*Next);
@@ -1733,7 +1685,10 @@ llvm::Expected<Val> DeviceLowering::lowerWhile(const HloInstruction &I,
 std::optional<double> foldInteger(const HloInstruction &I,
                                   llvm::ArrayRef<Val> Ops) {
   const Shape &S = I.shape();
-  if (!S.IsArray() || !hlo::IsIntegralType(S.element_type()))
+  bool Compare = I.opcode() == HloOpcode::kCompare;
+  if (!S.IsArray() ||
+      !(hlo::IsIntegralType(S.element_type()) ||
+        (Compare && S.element_type() == PrimitiveType::PRED)))
     return std::nullopt;
   std::vector<int64_t> X;
   for (size_t K = 0; K < Ops.size(); ++K) {
@@ -1742,7 +1697,7 @@ std::optional<double> foldInteger(const HloInstruction &I,
       return std::nullopt;
     X.push_back(static_cast<int64_t>(*Ops[K].Const));
   }
-  int64_t R;
+  int64_t R = 0;
   switch (I.opcode()) {
   case HloOpcode::kAdd: R = X[0] + X[1]; break;
   case HloOpcode::kSubtract: R = X[0] - X[1]; break;
@@ -1755,6 +1710,28 @@ std::optional<double> foldInteger(const HloInstruction &I,
     R = X[0] / X[1];
     break;
   case HloOpcode::kConvert: R = X[0]; break;
+  case HloOpcode::kRemainder:
+    if (X[1] == 0)
+      return std::nullopt;
+    R = X[0] % X[1];
+    break;
+  case HloOpcode::kCompare: {
+    llvm::Expected<hlo::ComparisonDirection> D = hlo::GetComparisonDirection(I);
+    if (!D) {
+      llvm::consumeError(D.takeError());
+      return std::nullopt;
+    }
+    using CD = hlo::ComparisonDirection;
+    switch (*D) {
+    case CD::kEq: R = X[0] == X[1]; break;
+    case CD::kNe: R = X[0] != X[1]; break;
+    case CD::kLt: R = X[0] < X[1]; break;
+    case CD::kLe: R = X[0] <= X[1]; break;
+    case CD::kGt: R = X[0] > X[1]; break;
+    case CD::kGe: R = X[0] >= X[1]; break;
+    }
+    return static_cast<double>(R);
+  }
   default:
     return std::nullopt;
   }
