@@ -45,17 +45,8 @@ using hlo::Shape;
 
 namespace {
 
-/// The identity custom-call targets of the interpreter
-/// (loom::hlo::IsIdentityCustomCallTarget, the one home of the list; a unit
-/// test checks that both agree).
 bool isIdentityTarget(llvm::StringRef T) {
-  return llvm::StringSwitch<bool>(T)
-      .Cases("Sharding", "ShardBarrierFrom", "ShardBarrierTo",
-             "SPMDFullToShardShape", "SPMDShardToFullShape", true)
-      .Cases("MoveToHost", "MoveToDevice", "PinToDevice", "PinToDeviceSram",
-             "annotate_device_placement", true)
-      .Case("xla.sdy.FuncResultSharding", true)
-      .Default(false);
+  return llvm::is_contained(getIdentityCustomCallTargets(), T);
 }
 
 /// A value: an array in a DRAM buffer, a tuple, or a token (no data).
@@ -2004,6 +1995,17 @@ llvm::Expected<LaunchDevice> DeviceLowering::run() {
 }
 
 } // namespace
+
+llvm::ArrayRef<llvm::StringRef> getIdentityCustomCallTargets() {
+  static const llvm::StringRef Targets[] = {
+      "Sharding",         "ShardBarrierFrom",
+      "ShardBarrierTo",   "SPMDFullToShardShape",
+      "SPMDShardToFullShape", "MoveToHost",
+      "MoveToDevice",     "PinToDevice",
+      "PinToDeviceSram",  "annotate_device_placement",
+      "xla.sdy.FuncResultSharding"};
+  return Targets;
+}
 
 llvm::Expected<Launch> lowerToLaunch(const hlo::HloModule &M,
                                      const CodegenOptions &Opts) {

@@ -34,6 +34,11 @@ struct CodegenOptions {
 llvm::Expected<bir::Launch> lowerToLaunch(const hlo::HloModule &M,
                                           const CodegenOptions &Opts);
 
+/// The custom-call targets lowered as identities: those the interpreter
+/// runs as value-preserving markers (loom::hlo::IsIdentityCustomCallTarget,
+/// the home of the list; a unit test checks that each one is there).
+llvm::ArrayRef<llvm::StringRef> getIdentityCustomCallTargets();
+
 } // namespace loom::codegen
 
 #endif
