@@ -781,6 +781,12 @@ moduleFromJson(const llvm::json::Value &V, llvm::StringRef Path) {
   return Reader().readModule(Doc.root(), Root);
 }
 
+llvm::Expected<std::unique_ptr<Module>> readEmbeddedModule(JsonRef V,
+                                                           llvm::StringRef Path) {
+  JsonPath Root(Path);
+  return Reader().readModule(V, Root);
+}
+
 llvm::Expected<std::unique_ptr<Module>> parseModule(llvm::StringRef Text,
                                                     llvm::StringRef Path) {
   JsonDocument Doc;

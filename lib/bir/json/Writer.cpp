@@ -351,6 +351,8 @@ std::string formatProgram(const Program &P) {
   return S;
 }
 
+void writeEmbeddedModule(JsonPrinter &W, const Module &M) { writeModule(W, M); }
+
 std::string formatModule(const Module &M) {
   std::string S;
   llvm::raw_string_ostream OS(S);
