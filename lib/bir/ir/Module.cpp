@@ -82,11 +82,6 @@ std::unique_ptr<Instruction> cloneFields(const Instruction &I) {
   case InstructionType::Memset:
     return std::make_unique<InstMemset>(std::move(Name), E,
                                         llvm::cast<InstMemset>(I).getValue());
-  case InstructionType::Branch: {
-    const auto &B = llvm::cast<InstBranch>(I);
-    return std::make_unique<InstBranch>(std::move(Name), E, B.getKind(),
-                                        B.getTripCount());
-  }
   case InstructionType::Select:
     return std::make_unique<InstSelect>(std::move(Name), E);
   case InstructionType::TensorConvert:
@@ -97,10 +92,16 @@ std::unique_ptr<Instruction> cloneFields(const Instruction &I) {
                                               R.isAccumulate(), R.getInit());
   }
   case InstructionType::Iota: {
-    const auto &Iota = llvm::cast<InstIota>(I);
-    return std::make_unique<InstIota>(std::move(Name), E, Iota.getStart(),
-                                      Iota.getPartitionStep(),
-                                      Iota.getMultipliers().vec());
+    const auto &T = llvm::cast<InstIota>(I);
+    return std::make_unique<InstIota>(
+        std::move(Name), E, T.getStart(), T.getPartitionStep(),
+        std::vector<int64_t>(T.getMultipliers().begin(),
+                             T.getMultipliers().end()));
+  }
+  case InstructionType::Branch: {
+    const auto &B = llvm::cast<InstBranch>(I);
+    return std::make_unique<InstBranch>(std::move(Name), E, B.getKind(),
+                                        B.getTripCount());
   }
   }
   llvm_unreachable("an opcode without a clone case");
