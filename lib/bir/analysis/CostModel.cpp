@@ -273,8 +273,12 @@ double CostModel::instructionNs(const Instruction &I) const {
     if (I.inputs().empty())
       return P.Sb2sbStartNs;
     const AccessPattern &In = I.inputs()[0];
-    uint64_t Bpp = mulSat(In.getNumElementsPerPartition(), getDataTypeSize(In.getType()));
-    uint64_t Effective = mulSat(Bpp, 4 / getDataTypeSize(In.getType()));
+    // Every element takes a 4-byte lane: the formula's one home is
+    // InstGPSIMDSB2SB, which lower_local_collectives' budget uses too. At
+    // most 2^32 elements per partition, so no product overflows.
+    uint64_t Bpp = In.getNumElementsPerPartition() * getDataTypeSize(In.getType());
+    uint64_t Effective =
+        InstGPSIMDSB2SB::getEffectiveBytesPerPartition(Bpp, In.getType());
     return sb2sbNs(Effective, In.getNumPartitions());
   }
   case InstructionType::CollectiveCompute: {

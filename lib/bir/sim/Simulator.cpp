@@ -13,7 +13,8 @@
 #include "SimulatorImpl.h"
 #include "Semantics.h"
 
-#include "loom/bir/passes/Pass.h"
+#include "loom/bir/passes/LncSplitter.h"
+#include "loom/bir/passes/PassManager.h"
 #include "loom/support/Error.h"
 
 #include "llvm/Support/FormatVariadic.h"
@@ -96,17 +97,8 @@ using detail::SubgraphSim;
 /// The modules of each subgraph, in order of first appearance, by core.
 std::vector<std::vector<const Module *>> groupSubgraphs(const Program &P) {
   std::vector<std::vector<const Module *>> Groups;
-  std::map<unsigned, unsigned> Index;
-  for (const auto &M : P) {
-    auto [It, New] = Index.insert({M->getSubgraphId(), Groups.size()});
-    if (New)
-      Groups.emplace_back();
-    Groups[It->second].push_back(M.get());
-  }
-  for (auto &G : Groups)
-    llvm::sort(G, [](const Module *A, const Module *B) {
-      return A->getNeuronCoreId() < B->getNeuronCoreId();
-    });
+  for (const Subgraph &S : P.subgraphs())
+    Groups.emplace_back(S.modules().begin(), S.modules().end());
   return Groups;
 }
 
@@ -137,13 +129,13 @@ std::string describeDifference(const LocationState &A, const LocationState &B,
 } // namespace
 
 llvm::Error splitIfNeeded(Program &P) {
-  auto Pass = createPass("lnc_splitter");
-  if (!Pass)
-    return Pass.takeError();
-  llvm::Expected<bool> Changed = (*Pass)->run(P);
-  if (!Changed)
-    return makeError("pass 'lnc_splitter' failed: " +
-                     llvm::toString(Changed.takeError()));
+  // The program was verified when it was loaded, and the split keeps that.
+  PassManagerOptions O;
+  O.VerifyAtEnd = false;
+  PassManager PM(O);
+  PM.addPass(std::make_unique<LncSplitter>());
+  if (llvm::Expected<bool> Changed = PM.run(P); !Changed)
+    return Changed.takeError();
   return llvm::Error::success();
 }
 
