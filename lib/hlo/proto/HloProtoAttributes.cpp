@@ -46,7 +46,18 @@ std::string Quote(llvm::StringRef text) {
     case '\n': out += "\\n"; break;
     case '\t': out += "\\t"; break;
     case '\r': out += "\\r"; break;
-    default: out += ch; break;
+    // XLA escapes strings with absl::CEscape: single quotes too, and
+    // control characters as three octal digits.
+    case '\'': out += "\\'"; break;
+    default:
+      if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) {
+        char buf[8];
+        std::snprintf(buf, sizeof buf, "\\%03o", static_cast<unsigned>(static_cast<unsigned char>(ch)));
+        out += buf;
+      } else {
+        out += ch;
+      }
+      break;
     }
   }
   out += '"';
@@ -70,7 +81,18 @@ namespace {
 // read or fails; callers give up on the first failure.
 struct Scan {
   llvm::StringRef s;
-  void Ws() { s = s.ltrim(" \t\r\n"); }
+  // White space and `/*...*/` comments (XLA's `/*index=5*/` markers).
+  void Ws() {
+    while (true) {
+      s = s.ltrim(" \t\r\n");
+      if (!s.startswith("/*"))
+        return;
+      size_t end = s.find("*/", 2);
+      if (end == llvm::StringRef::npos)
+        return;
+      s = s.drop_front(end + 2);
+    }
+  }
   bool Eat(char c) {
     Ws();
     return s.consume_front(llvm::StringRef(&c, 1));
@@ -444,6 +466,9 @@ void DeriveSharding(const xla::OpSharding &s, std::string &out, int depth) {
     for (int i = 0; i < s.tuple_shardings_size(); ++i) {
       if (i)
         out += ", ";
+      // Every fifth element carries its index, as in tuple shapes.
+      if (i && i % 5 == 0)
+        out += "/*index=" + std::to_string(i) + "*/";
       DeriveSharding(s.tuple_shardings(i), out, depth + 1);
     }
     out += '}';
@@ -580,8 +605,24 @@ bool EncodeFrontendAttributes(llvm::StringRef text, xla::FrontendAttributes *out
     std::string key = c.s.substr(0, eq).str();
     c.s = c.s.drop_front(eq + 1);
     std::string value;
-    if (!c.Quoted(value))
+    c.Ws();
+    if (c.s.startswith("{")) {
+      // A structured value XLA prints without quotes: the balanced braces.
+      int depth = 0;
+      size_t i = 0;
+      for (; i < c.s.size(); ++i) {
+        if (c.s[i] == '{')
+          ++depth;
+        else if (c.s[i] == '}' && --depth == 0)
+          break;
+      }
+      if (i >= c.s.size())
+        return false;
+      value = c.s.substr(0, i + 1).str();
+      c.s = c.s.drop_front(i + 1);
+    } else if (!c.Quoted(value)) {
       return false;
+    }
     // A repeated key cannot be held by the map: keep the text.
     if (!f.mutable_map()->insert({key, value}).second)
       return false;
@@ -606,7 +647,8 @@ std::optional<std::string> DeriveFrontendAttributes(const xla::FrontendAttribute
     if (!first)
       s += ',';
     first = false;
-    s += k + "=" + Quote(v);
+    llvm::StringRef value = v;
+    s += k + "=" + (value.startswith("{") && value.endswith("}") ? v : Quote(v));
   }
   return s + "}";
 }

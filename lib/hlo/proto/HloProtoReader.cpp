@@ -425,7 +425,7 @@ ParseHloModuleProto(llvm::StringRef bytes, llvm::StringRef file_name, HloProtoRe
   HloProtoReadInfo local;
   HloProtoReadInfo &out_info = info ? *info : local;
   xla::HloModuleProtoWithConfig wrapper;
-  const xla::HloModuleProto *module_proto = &wrapper.hlo_module();
+  const xla::HloModuleProto *module_proto = nullptr;
   xla::HloModuleProto bare;
   std::string path;
   auto located = [&](llvm::Error err) {
@@ -437,6 +437,7 @@ ParseHloModuleProto(llvm::StringRef bytes, llvm::StringRef file_name, HloProtoRe
     if (llvm::Error err = CheckWireTypes(wrapper, path, 0))
       return located(std::move(err));
     out_info.kind = wrapper.has_config() ? HloProtoKind::kModuleWithConfig : HloProtoKind::kHloProto;
+    module_proto = &wrapper.hlo_module();
   } else {
     if (llvm::Error err = ParseMessage(bytes, &bare, "HloModuleProto"))
       return located(std::move(err));
