@@ -141,6 +141,17 @@ bool ParseOpcode(llvm::StringRef text, HloOpcode &opcode, std::optional<HloOpcod
   return false;
 }
 
+// Names as the text form spells them (alnum, '_', '.', '-'), so that a
+// module read from a proto prints to text that parses back.
+bool IsTextName(llvm::StringRef name, bool allow_dot = true) {
+  if (name.empty())
+    return false;
+  for (char ch : name)
+    if (!llvm::isAlnum(ch) && ch != '_' && ch != '-' && !(allow_dot && ch == '.'))
+      return false;
+  return true;
+}
+
 class Reader {
 public:
   Reader(llvm::StringRef file_name) : file_(file_name) {}
@@ -148,6 +159,9 @@ public:
   llvm::Expected<std::unique_ptr<HloModule>> Read(const xla::HloModuleProto &proto) {
     if (proto.name().empty())
       return Fail("the module has no name");
+    if (!IsTextName(proto.name()))
+      return Fail("the module name '" + proto.name() +
+                  "' has characters other than letters, digits, '_', '.' and '-'");
     auto module = std::make_unique<HloModule>(proto.name());
     if (proto.computations_size() == 0)
       return Fail("module '" + proto.name() + "' has no computations");
@@ -156,6 +170,9 @@ public:
     for (const xla::HloComputationProto &cp : proto.computations()) {
       if (cp.name().empty())
         return Fail("a computation of module '" + proto.name() + "' has no name");
+      if (!IsTextName(cp.name()))
+        return Fail("the computation name '" + cp.name() +
+                    "' has characters other than letters, digits, '_', '.' and '-'");
       if (module->GetComputationWithName(cp.name()))
         return Fail("two computations are named '" + cp.name() + "'");
       if (!computations_.insert({cp.id(), nullptr}).second)
@@ -303,6 +320,8 @@ private:
     std::optional<HloOpcode> wrapped;
     if (!ParseOpcode(ip.opcode(), opcode, wrapped))
       return Fail(cp, ip, "unknown opcode '" + ip.opcode() + "'");
+    if (!ip.name().empty() && !IsTextName(ip.name()))
+      return Fail(cp, ip, "the name has characters other than letters, digits, '_', '.' and '-'");
     if (by_id.count(ip.id()))
       return Fail(cp, ip, "id " + llvm::Twine(ip.id()) +
                               " is the id of another instruction of the computation too");
@@ -375,6 +394,8 @@ private:
     }
     using Kind = HloInstruction::AttributeKind;
     for (const xla::LoomAttribute &la : ip.loom_attributes()) {
+      if (!IsTextName(la.name(), /*allow_dot=*/false))
+        return Fail(cp, ip, "attribute name '" + la.name() + "' is not one the text form takes");
       switch (la.kind()) {
       case xla::LoomAttribute::TEXT: {
         if (la.has_value()) {
