@@ -190,3 +190,63 @@ TEST(HloProto, SharedCorpus) {
 }
 
 } // namespace
+
+namespace {
+
+TEST(HloProto, TellsTextFromProto) {
+  EXPECT_TRUE(LooksLikeHloText("HloModule m\n"));
+  EXPECT_TRUE(LooksLikeHloText("\n  // a dump\n/* of */ HloModule m"));
+  EXPECT_FALSE(LooksLikeHloText("\nfoo"));
+  // Text wins over the suffix; the suffix wins over odd bytes.
+  EXPECT_FALSE(LooksLikeHloProto("m.pb", "HloModule m\n"));
+  EXPECT_TRUE(LooksLikeHloProto("m.pb", "garbage"));
+  // Without the suffix: a proto's first tag and a control character.
+  EXPECT_TRUE(LooksLikeHloProto("m.bin", llvm::StringRef("\x0a\x01m\x1a\x00", 5)));
+  EXPECT_FALSE(LooksLikeHloProto("m.hlo", "\nfoo = bar\n"));
+  EXPECT_FALSE(LooksLikeHloProto("m.hlo", ""));
+}
+
+TEST(HloProto, KeepsIdsAndGivesNewInstructionsFreshOnes) {
+  const char *text = R"(HloModule m
+ENTRY e {
+  p = f32[2] parameter(0)
+  ROOT n = f32[2] negate(p)
+})";
+  auto module = ParseHloModule(text);
+  ASSERT_TRUE(static_cast<bool>(module));
+  HloComputation *entry = (*module)->entry_computation();
+  entry->root_instruction()->set_unique_id(40);
+  entry->parameter_instruction(0)->set_unique_id(7);
+  entry->set_unique_id(5);
+  std::string bytes = SerializeHloModuleProto(**module);
+  auto back = ParseHloModuleProto(bytes);
+  ASSERT_TRUE(static_cast<bool>(back)) << llvm::toString(back.takeError());
+  HloComputation *e = (*back)->entry_computation();
+  EXPECT_EQ(e->unique_id(), 5);
+  EXPECT_EQ(e->root_instruction()->unique_id(), 40);
+  EXPECT_EQ(e->parameter_instruction(0)->unique_id(), 7);
+  // An instruction a pass adds has no id; it gets one after the largest.
+  HloInstruction *root = e->root_instruction();
+  HloInstruction *added = e->AddInstruction(
+      HloInstruction::Create(HloOpcode::kAbs, root->shape(), {root}, "a"));
+  e->set_root_instruction(added);
+  auto again = ParseHloModuleProto(SerializeHloModuleProto(**back));
+  ASSERT_TRUE(static_cast<bool>(again)) << llvm::toString(again.takeError());
+  EXPECT_EQ((*again)->entry_computation()->root_instruction()->unique_id(), 41);
+  EXPECT_EQ((*again)->entry_computation()->GetInstructionWithName("n")->unique_id(), 40);
+}
+
+TEST(HloProto, LoadHloModuleReadsBothForms) {
+  const char *text = "HloModule m, replica_count=2\nENTRY e {\n  ROOT p = f32[2] parameter(0)\n}\n";
+  auto module = ParseHloModule(text);
+  ASSERT_TRUE(static_cast<bool>(module));
+  std::string bytes = SerializeHloModuleProto(**module);
+  auto from_proto = LoadHloModule(llvm::MemoryBuffer::getMemBufferCopy(bytes), "m.bin");
+  ASSERT_TRUE(static_cast<bool>(from_proto)) << llvm::toString(from_proto.takeError());
+  auto from_text = LoadHloModule(llvm::MemoryBuffer::getMemBufferCopy(text), "m.pb");
+  ASSERT_TRUE(static_cast<bool>(from_text)) << llvm::toString(from_text.takeError());
+  EXPECT_EQ((*from_proto)->ToString(), (*from_text)->ToString());
+  EXPECT_EQ((*from_proto)->replica_count(), 2);
+}
+
+} // namespace

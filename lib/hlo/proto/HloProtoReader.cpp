@@ -21,6 +21,7 @@
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringMap.h"
 
@@ -518,8 +519,15 @@ bool LooksLikeHloProto(llvm::StringRef file_name, llvm::StringRef bytes) {
   if (file_name.endswith(".pb"))
     return true;
   // A serialized module starts with field 1 (its name, or the wrapped
-  // module), 2, or 3, each length-delimited: 0x0a, 0x12 or 0x1a.
-  return !bytes.empty() && (bytes[0] == 0x0a || bytes[0] == 0x12 || bytes[0] == 0x1a);
+  // module), 2 or 3, each length-delimited: 0x0a, 0x12 or 0x1a; and its
+  // tags and lengths soon give control characters no HLO text has.
+  if (bytes.empty() || (bytes[0] != 0x0a && bytes[0] != 0x12 && bytes[0] != 0x1a))
+    return false;
+  llvm::StringRef head = bytes.take_front(4096);
+  return llvm::any_of(head, [](char ch) {
+    auto c = static_cast<unsigned char>(ch);
+    return c < 0x20 && c != '\t' && c != '\n' && c != '\r';
+  });
 }
 
 } // namespace loom::hlo
