@@ -3,8 +3,8 @@
 // For every module of examples/hlo, test/hlo and the shared corpus (skipped
 // when absent): text -> proto -> text equals text -> text, proto -> proto is
 // byte-identical, and the interpreter gives bit-identical results from
-// either (a bounded sample; LOOM_HLO_PROTO_FULL=1 runs every module with the
-// default limits). The attributes the XLA fields carry must round-trip
+// either (a bounded sample; LOOM_HLO_PROTO_FULL=1 runs every module, within
+// 1 GiB of live values and 2^30 elements of work per run). The attributes the XLA fields carry must round-trip
 // through those fields, not loom's verbatim fallback (docs/hlo-proto.md).
 //
 //===----------------------------------------------------------------------===//
@@ -157,8 +157,11 @@ void CheckDirectory(const std::string &dir, const char *what, bool run_all) {
     GTEST_SKIP() << dir << " is absent";
   bool full = std::getenv("LOOM_HLO_PROTO_FULL") != nullptr;
   EvalOptions limits;
+  // On demand every module, within 1 GiB of live values and 2^30 elements of
+  // work per run; in CI a sample with small runs only.
+  limits.max_live_bytes = int64_t(1) << 30;
+  limits.max_work = int64_t(1) << 30;
   if (!full) {
-    // The bounded sample of CI: small runs only.
     limits.max_steps = int64_t(1) << 16;
     limits.max_work = int64_t(1) << 22;
     limits.max_live_bytes = int64_t(1) << 26;

@@ -18,6 +18,7 @@
 
 #include "HloProtoInternal.h"
 
+#include "loom/hlo/parser/HloParser.h"
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -494,6 +495,20 @@ ParseHloModuleProto(llvm::StringRef bytes, llvm::StringRef file_name, HloProtoRe
     if (any)
       out_info.launch_size_source = "config";
   }
+  // What a proto holds as text (loom's verbatim fields, and XLA's string
+  // fields the text form prints unquoted: directions, fusion kinds, frontend
+  // attribute keys, ...) may be anything; the module must still be one the
+  // text form can carry: printed and parsed back, it must print the same.
+  std::string text = m.ToString();
+  llvm::Expected<std::unique_ptr<HloModule>> reparsed =
+      ParseHloModule(text, (file_name + " (as text)").str());
+  if (!reparsed)
+    return makeError(file_name + ": the module's text form does not parse: " +
+                     llvm::toString(reparsed.takeError()));
+  if ((*reparsed)->ToString() != text)
+    return makeError(file_name +
+                     ": the module's text form reads back as another module (an attribute "
+                     "value that is not one value of the text form?)");
   return module;
 }
 

@@ -418,7 +418,8 @@ llvm::Error FillArray(const xla::LiteralProto &proto, Literal &lit) {
     return makeError("the literal has " + llvm::Twine(bytes->size()) + " bytes for " +
                      llvm::Twine(n) + " elements of '" + lit.shape().ToString(false) +
                      "' (" + llvm::Twine(lit.size_bytes()) + " bytes)");
-  std::memcpy(raw, bytes->data(), bytes->size());
+  if (!bytes->empty()) // an empty array may have no storage at all
+    std::memcpy(raw, bytes->data(), bytes->size());
   return llvm::Error::success();
 }
 
