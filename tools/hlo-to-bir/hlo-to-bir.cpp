@@ -197,8 +197,6 @@ int main(int argc, char **argv) {
       (NumPartitions.getNumOccurrences() && NumPartitions < 1))
     return failUsage("--replica-count and --num-partitions must be at least 1");
   BackendOptions BO = getBackendOptions();
-  if (llvm::Error E = checkPipelineOptions(BO, TargetArch))
-    return failUsage(llvm::toString(std::move(E)));
 
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> Text =
       readInputBuffer(InputFilename);
