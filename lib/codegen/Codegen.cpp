@@ -25,6 +25,7 @@
 #include "loom/hlo/ir/HloComputation.h"
 #include "loom/hlo/ir/HloInstruction.h"
 #include "loom/support/Error.h"
+#include "loom/support/FloatFormats.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/StringExtras.h"
@@ -32,6 +33,7 @@
 
 #include <cmath>
 #include <cstdlib>
+#include <cstring>
 #include <numeric>
 
 namespace loom::codegen {
@@ -590,6 +592,14 @@ std::optional<std::vector<double>> parseLiteral(llvm::StringRef Text) {
       Vals.push_back(0);
       continue;
     }
+    if (Tok == "inf" || Tok == "-inf") {
+      Vals.push_back(Tok == "inf" ? HUGE_VAL : -HUGE_VAL);
+      continue;
+    }
+    if (Tok == "nan" || Tok == "-nan") {
+      Vals.push_back(Tok == "nan" ? std::nan("") : -std::nan(""));
+      continue;
+    }
     if (Tok.contains_insensitive("nan") || Tok.contains_insensitive("inf") ||
         Tok.contains_insensitive("x"))
       return std::nullopt;
@@ -603,6 +613,32 @@ std::optional<std::vector<double>> parseLiteral(llvm::StringRef Text) {
   return Vals;
 }
 
+/// The bytes of Value in BIR type T, rounded once from the double as the
+/// interpreter rounds constants (docs/interpreter.md, "Constants").
+void encodeValue(DataType T, double V, uint8_t *P) {
+  auto put = [&](auto X) { std::memcpy(P, &X, sizeof(X)); };
+  switch (T) {
+  case DataType::FP32: return put(static_cast<float>(V));
+  case DataType::BF16:
+    return put(static_cast<uint16_t>(doubleToSmallFloat(SmallFloat::BF16, V)));
+  case DataType::FP16:
+    return put(static_cast<uint16_t>(doubleToSmallFloat(SmallFloat::F16, V)));
+  case DataType::FP8E4M3:
+    *P = static_cast<uint8_t>(doubleToSmallFloat(SmallFloat::F8E4M3, V, false));
+    return;
+  case DataType::FP8E5M2:
+    *P = static_cast<uint8_t>(doubleToSmallFloat(SmallFloat::F8E5M2, V));
+    return;
+  case DataType::INT8: return put(static_cast<int8_t>(V));
+  case DataType::INT16: return put(static_cast<int16_t>(V));
+  case DataType::INT32: return put(static_cast<int32_t>(V));
+  case DataType::UINT8: return put(static_cast<uint8_t>(V));
+  case DataType::UINT16: return put(static_cast<uint16_t>(V));
+  case DataType::UINT32: return put(static_cast<uint32_t>(V));
+  }
+}
+
+/// A constant is the initial data of its location: no instruction runs.
 llvm::Expected<Val> DeviceLowering::lowerConstant(const HloInstruction &I) {
   if (!I.shape().IsArray())
     return notLowered(I, "tuple constants");
@@ -612,55 +648,24 @@ llvm::Expected<Val> DeviceLowering::lowerConstant(const HloInstruction &I) {
   std::optional<std::vector<double>> Vals = parseLiteral(I.literal_text());
   uint64_t N = Bufs[*Out].Elems;
   if (!Vals)
-    return notLowered(I, "a value that is not a finite number (Memset takes "
-                         "finite values)");
+    return notLowered(I, "a value that is not a number, inf or nan (NaN "
+                         "payloads and hexadecimal text are not read)");
   if (Vals->size() == 1 && N != 1)
     Vals->assign(N, (*Vals)[0]);
   if (Vals->size() != N)
     return notLowered(I, "the literal has " + llvm::Twine(Vals->size()) +
                              " values for " + llvm::Twine(N) + " elements");
-  bool Splat = llvm::all_of(*Vals, [&](double V) { return V == (*Vals)[0]; });
   if (N == 0)
     return arrayVal(*Out);
-  std::optional<double> Known;
-  if (Splat)
-    Known = (*Vals)[0];
-  if (Splat) {
-    fill(I, *Out, (*Vals)[0]);
-  } else {
-    // One Memset per run of equal values in one row of SB, then a DMA;
-    // the limit keeps programs small until locations carry initial data.
-    unsigned Runs = 1;
-    for (uint64_t K = 1; K < N; ++K)
-      Runs += (*Vals)[K] != (*Vals)[K - 1];
-    if (Runs > 4096)
-      return notLowered(I, "a constant of " + llvm::Twine(Runs) +
-                               " runs of equal values (at most 4096 Memsets)");
-    DataType T = Bufs[*Out].T;
-    uint64_t F = SlotBytes / getDataTypeSize(T);
-    CoreEmitter &E = Cores[0];
-    for (uint64_t First = 0; First < N; First += F) {
-      uint64_t Len = std::min(F, N - First);
-      MemoryLocation *S = E.nextSlot(T);
-      for (uint64_t K = 0; K < Len;) {
-        uint64_t J = K + 1;
-        while (J < Len && (*Vals)[First + J] == (*Vals)[First + K])
-          ++J;
-        E.emit(std::make_unique<InstMemset>(name(0, I, "set"), Engine::POOL,
-                                            (*Vals)[First + K]),
-               {},
-               {AccessPattern(S, 0, 1, K * getDataTypeSize(T), {{1, J - K}},
-                              T)});
-        K = J;
-      }
-      E.emit(std::make_unique<InstDMACopy>(name(0, I, "st"), E.nextDma(),
-                                           false),
-             {AccessPattern(S, 0, 1, 0, {{1, Len}}, T)},
-             {dram(*Out, 0, First, {{1, Len}})});
-    }
-  }
-  barrier(I.name());
-  return arrayVal(*Out, Known);
+  DataType T = Bufs[*Out].T;
+  unsigned Size = getDataTypeSize(T);
+  std::vector<uint8_t> Bytes(N * Size);
+  for (uint64_t K = 0; K < N; ++K)
+    encodeValue(T, (*Vals)[K], Bytes.data() + K * Size);
+  for (MemoryLocation *Loc : Bufs[*Out].PerCore)
+    Loc->setInitialData(Bytes);
+  bool Splat = llvm::all_of(*Vals, [&](double V) { return V == (*Vals)[0]; });
+  return arrayVal(*Out, Splat ? std::optional<double>((*Vals)[0]) : std::nullopt);
 }
 
 // ---- Data movement --------------------------------------------------------------
