@@ -928,10 +928,9 @@ namespace {
 /// semaphore that is waited on is signalled (and the other way round).
 class SubgraphVerifier {
 public:
-  SubgraphVerifier(const Program &P, unsigned Subgraph) : P(P) {
-    for (unsigned I = 0; I < P.size(); ++I)
-      if (P[I]->getSubgraphId() == Subgraph)
-        ByCore[P[I]->getNeuronCoreId()] = I;
+  SubgraphVerifier(const Program &P, const Subgraph &S) : P(P) {
+    for (size_t K = 0; K < S.size(); ++K)
+      ByCore[S.modules()[K]->getNeuronCoreId()] = S.indices()[K];
   }
   llvm::Error verify();
 
@@ -1129,6 +1128,7 @@ llvm::Error verifyProgram(const Program &P) {
   if (P.empty())
     return makeError("$.modules: a program needs at least one module");
   std::set<std::pair<unsigned, unsigned>> Seen;
+  std::set<unsigned> Finished;
   const PassOptions &First = P[0]->getPassOptions();
   for (unsigned I = 0; I < P.size(); ++I) {
     const Module &M = *P[I];
@@ -1146,12 +1146,33 @@ llvm::Error verifyProgram(const Program &P) {
       return failAt(Path, "a second module for subgraph " +
                               llvm::Twine(M.getSubgraphId()) + ", core " +
                               llvm::Twine(M.getNeuronCoreId()));
+    // The documented order: by subgraph, then by core. lnc_splitter and
+    // the writer keep it, and subgraphs() relies on nothing else.
+    if (I == 0)
+      continue;
+    const Module &Prev = *P[I - 1];
+    if (M.getSubgraphId() == Prev.getSubgraphId()) {
+      if (M.getNeuronCoreId() < Prev.getNeuronCoreId())
+        return failAt(Path, "core " + llvm::Twine(M.getNeuronCoreId()) +
+                                " of subgraph " +
+                                llvm::Twine(M.getSubgraphId()) +
+                                " comes after core " +
+                                llvm::Twine(Prev.getNeuronCoreId()) +
+                                "; a program lists its modules by subgraph, "
+                                "then by core");
+      continue;
+    }
+    Finished.insert(Prev.getSubgraphId());
+    if (Finished.count(M.getSubgraphId()))
+      return failAt(Path, "subgraph " + llvm::Twine(M.getSubgraphId()) +
+                              " appears again after subgraph " +
+                              llvm::Twine(Prev.getSubgraphId()) +
+                              "; a program lists its modules by subgraph, "
+                              "then by core");
   }
-  std::set<unsigned> Subgraphs;
-  for (const auto &M : P)
-    if (Subgraphs.insert(M->getSubgraphId()).second)
-      if (llvm::Error E = SubgraphVerifier(P, M->getSubgraphId()).verify())
-        return E;
+  for (const Subgraph &S : P.subgraphs())
+    if (llvm::Error E = SubgraphVerifier(P, S).verify())
+      return E;
   return llvm::Error::success();
 }
 

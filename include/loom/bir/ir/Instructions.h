@@ -160,7 +160,6 @@ public:
   void setSignal(unsigned Core, std::string Semaphore) {
     Signal = SemaphoreSignal{Core, std::move(Semaphore)};
   }
-  void clearSignal() { Signal.reset(); }
 
   static bool classof(const Instruction *I) {
     return I->getType() == InstructionType::DMACopy ||
