@@ -14,6 +14,7 @@
 
 #include "loom/bir/ir/Printer.h"
 #include "loom/bir/json/LaunchJson.h"
+#include "loom/bir/passes/PassManager.h"
 #include "loom/bir/passes/Pipeline.h"
 #include "loom/codegen/Codegen.h"
 #include "loom/hlo/parser/HloParser.h"
@@ -197,8 +198,6 @@ int main(int argc, char **argv) {
       (NumPartitions.getNumOccurrences() && NumPartitions < 1))
     return failUsage("--replica-count and --num-partitions must be at least 1");
   BackendOptions BO = getBackendOptions();
-  if (llvm::Error E = checkPipelineOptions(BO, TargetArch))
-    return failUsage(llvm::toString(std::move(E)));
 
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> Text =
       readInputBuffer(InputFilename);
@@ -228,17 +227,13 @@ int main(int argc, char **argv) {
     if (!Entries)
       return failInput(Entries.takeError());
     for (LaunchDevice &D : L->Devices) {
-      // Each device gets its own pass objects: a pass may keep state.
-      auto Passes = createPipelinePasses(*Entries, BO);
-      if (!Passes)
-        return failInput(Passes.takeError());
-      for (const auto &P : *Passes) {
-        llvm::Expected<bool> Changed = P->run(D.Modules);
-        if (!Changed)
-          return failInput(makeError(
-              "device " + llvm::Twine(D.Device) + ": pass '" + P->name() +
-              "' failed: " + llvm::toString(Changed.takeError())));
-      }
+      // Each device gets its own pass manager: a pass may keep state.
+      llvm::Expected<PassManager> PM = PassManager::fromPipeline(*Entries, BO);
+      if (!PM)
+        return failInput(PM.takeError());
+      if (llvm::Expected<bool> Changed = PM->run(D.Modules); !Changed)
+        return failInput(makeError("device " + llvm::Twine(D.Device) + ": " +
+                                   llvm::toString(Changed.takeError())));
     }
   }
   if (llvm::Error E = verifyLaunch(*L))
