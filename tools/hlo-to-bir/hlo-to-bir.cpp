@@ -3,6 +3,7 @@
 // hlo-to-bir [--lnc=N] [--target=trn2|generic] [--pipeline=default|none]
 //            [--replica-count=N] [--num-partitions=N] [--enable-ptcom]
 //            [bir-opt's backend flags] MODULE.hlo -o LAUNCH.json
+// hlo-to-bir --check [--seed=S] [--report[=text|json]] [--trace=FILE] ...
 //
 // Parses and verifies the module, lowers every device of its launch
 // (docs/codegen.md), runs the backend pipeline on every device's program
@@ -18,6 +19,7 @@
 #include "loom/bir/passes/Pipeline.h"
 #include "loom/codegen/Codegen.h"
 #include "loom/hlo/parser/HloParser.h"
+#include "loom/launch/LaunchRunner.h"
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/support/Error.h"
 #include "loom/support/OutputFile.h"
@@ -105,6 +107,34 @@ cl::opt<SendRecvEngineChoice> SendRecvEngine(
                           "the faster engine under the cost model")),
     cl::cat(Category));
 
+cl::opt<bool> Check(
+    "check",
+    cl::desc("Also simulate the launch on hlo-run's inputs and compare every "
+             "output of every device with hlo-run's (bir-sim --against-hlo); "
+             "-o is then optional"),
+    cl::cat(Category));
+cl::opt<uint64_t> Seed("seed",
+                       cl::desc("--check: the seed of the inputs (hlo-run's "
+                                "--seed)"),
+                       cl::init(0), cl::value_desc("S"), cl::cat(Category));
+enum class ReportKind { Text, Json };
+cl::opt<ReportKind> Report(
+    "report", cl::desc("--check: print the simulator's per-core report"),
+    cl::values(clEnumValN(ReportKind::Text, "text", "text"),
+               clEnumValN(ReportKind::Json, "json", "JSON")),
+    cl::init(ReportKind::Text), cl::cat(Category));
+cl::opt<std::string> TraceFile(
+    "trace", cl::desc("--check: write the launch's Chrome trace there"),
+    cl::value_desc("FILE.json"), cl::cat(Category));
+cl::opt<uint64_t> MaxWork(
+    "max-work",
+    cl::desc("--check: cap on a core's simulated work (bir-sim --max-work)"),
+    cl::init(sim::SimOptions().MaxWork), cl::cat(Category));
+cl::opt<uint64_t> MaxMemory(
+    "max-memory",
+    cl::desc("--check: cap on the simulated storage (bir-sim --max-memory)"),
+    cl::init(sim::SimOptions().MaxMemory), cl::cat(Category));
+
 enum class EmitKind { Json, Text };
 cl::opt<EmitKind>
     Emit("emit", cl::desc("Output form"), cl::init(EmitKind::Json),
@@ -188,8 +218,11 @@ int main(int argc, char **argv) {
   }
   if (InputFilename.empty())
     return failUsage("no input module");
-  if (OutputFilename.empty())
+  if (OutputFilename.empty() && !Check)
     return failUsage("no output; give -o LAUNCH.json (- for stdout)");
+  if (!Check && (Report.getNumOccurrences() || !TraceFile.empty() ||
+                 Seed.getNumOccurrences()))
+    return failUsage("--report, --trace and --seed go with --check");
   if (Lnc < 1 || Lnc > getMaxLncSize(TargetArch))
     return failUsage("--lnc must be from 1 to " +
                      llvm::Twine(getMaxLncSize(TargetArch)) + " on " +
@@ -239,8 +272,30 @@ int main(int argc, char **argv) {
   if (llvm::Error E = verifyLaunch(*L))
     return failInput(makeError("the generated launch does not verify: " +
                                llvm::toString(std::move(E))));
-  if (llvm::Error E = writeOutputAtomically(
-          OutputFilename, [&](llvm::raw_ostream &OS) { render(OS, *L); }))
-    return failInput(std::move(E));
+  if (!OutputFilename.empty())
+    if (llvm::Error E = writeOutputAtomically(
+            OutputFilename, [&](llvm::raw_ostream &OS) { render(OS, *L); }))
+      return failInput(std::move(E));
+  if (!Check)
+    return 0;
+  launch::CheckOptions LO;
+  LO.Seed = Seed;
+  LO.Sim.Seed = Seed;
+  LO.Sim.MaxWork = MaxWork;
+  LO.Sim.MaxMemory = MaxMemory;
+  LO.Sim.FileName = InputFilename;
+  LO.Sim.RecordTrace = false;
+  LO.Report = Report.getNumOccurrences() > 0;
+  LO.ReportJson = Report == ReportKind::Json;
+  LO.TraceFile = TraceFile;
+  llvm::Expected<bool> Same = launch::checkAgainstHlo(**M, *L, LO, llvm::outs());
+  llvm::outs().flush();
+  if (!Same)
+    return failInput(Same.takeError());
+  if (!*Same) {
+    llvm::errs() << "hlo-to-bir: error: the launch of " << InputFilename
+                 << " differs from hlo-run's outputs\n";
+    return ExitBadInput;
+  }
   return 0;
 }
