@@ -21,6 +21,7 @@
 #include "Emitter.h"
 
 #include "loom/codegen/DeviceGroups.h"
+#include "loom/hlo/ir/CollectiveMatmulContract.h"
 #include "loom/hlo/ir/HloAttributes.h"
 #include "loom/hlo/ir/HloComputation.h"
 #include "loom/hlo/ir/HloInstruction.h"
@@ -248,6 +249,13 @@ private:
   llvm::Expected<Val> lowerDataMovement(const HloInstruction &I,
                                         llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerDot(const HloInstruction &I, llvm::ArrayRef<Val> Ops);
+  llvm::Expected<Val> lowerDotOf(const HloInstruction &I, const Shape &LS,
+                                 const Shape &RS,
+                                 const hlo::DotDimensionNumbers &DN,
+                                 llvm::ArrayRef<Val> Ops,
+                                 const Shape &ResultShape);
+  llvm::Expected<Val> lowerCollectiveMatmul(const HloInstruction &I,
+                                            llvm::ArrayRef<Val> Ops);
   void splitContraction(const HloInstruction &I, int LT, int RT, int Out,
                         DataType TO, uint64_t Bi, uint64_t M0, uint64_t N0,
                         uint64_t M, uint64_t N, uint64_t K, uint64_t Mt,
@@ -799,18 +807,26 @@ llvm::Expected<Val> DeviceLowering::lowerDot(const HloInstruction &I,
   llvm::Expected<hlo::DotDimensionNumbers> DN = hlo::GetDotDimensionNumbers(I);
   if (!DN)
     return DN.takeError();
-  const Shape &LS = I.operand(0)->shape(), &RS = I.operand(1)->shape();
+  return lowerDotOf(I, I.operand(0)->shape(), I.operand(1)->shape(), *DN, Ops,
+                    I.shape());
+}
+
+llvm::Expected<Val> DeviceLowering::lowerDotOf(
+    const HloInstruction &I, const Shape &LS, const Shape &RS,
+    const hlo::DotDimensionNumbers &DNums, llvm::ArrayRef<Val> Ops,
+    const Shape &ResultShape) {
+  const hlo::DotDimensionNumbers *DN = &DNums;
   DataType TL = Bufs[Ops[0].Buf].T, TR = Bufs[Ops[1].Buf].T;
   if (TL != TR)
     return notLowered(I, "operands of two types; a Matmul takes one");
   if (!isFloatType(TL))
     return notLowered(I, "integer dot; the PE accumulates in fp32");
-  llvm::Expected<DataType> TO = typeOf(I, I.shape());
+  llvm::Expected<DataType> TO = typeOf(I, ResultShape);
   if (!TO)
     return TO.takeError();
   if (!isArithmeticFloat(*TO))
     return notLowered(I, "result type " +
-                             hlo::PrimitiveTypeName(I.shape().element_type()));
+                             hlo::PrimitiveTypeName(ResultShape.element_type()));
   auto freeDims = [](const Shape &S, const std::vector<int64_t> &Batch,
                      const std::vector<int64_t> &Contract) {
     std::vector<int64_t> F;
@@ -832,7 +848,7 @@ llvm::Expected<Val> DeviceLowering::lowerDot(const HloInstruction &I,
   uint64_t B = prod(LS, DN->lhs_batch_dimensions);
   uint64_t K = prod(LS, DN->lhs_contracting_dimensions);
   uint64_t M = prod(LS, LF), N = prod(RS, RF);
-  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  llvm::Expected<int> Out = resultBuffer(I, ResultShape);
   if (!Out)
     return Out.takeError();
   if (B * M * N == 0)
@@ -1036,6 +1052,77 @@ void DeviceLowering::splitContraction(const HloInstruction &I, int LT, int RT,
   }
 }
 
+/// AwsNeuronCollectiveMatmul by its contract (CollectiveMatmulContract.h,
+/// Resolve): the local weight shard is all-gathered over the resolved
+/// groups, reshaped (row-major: the same location) to the weight operand
+/// shape, and multiplied on the recorded side as dot. The gather is one
+/// collective carried by core 0; the kernel's ring of per-step
+/// collective-permutes overlapped with the block matmuls is not generated
+/// yet.
+llvm::Expected<Val> DeviceLowering::lowerCollectiveMatmul(const HloInstruction &I,
+                                                         llvm::ArrayRef<Val> Ops) {
+  llvm::Expected<hlo::collective_matmul::Meaning> Mn =
+      hlo::collective_matmul::Resolve(I);
+  if (!Mn)
+    return notLowered(I, llvm::toString(Mn.takeError()));
+  llvm::Expected<std::vector<std::vector<int64_t>>> Groups = expandDeviceGroups(
+      I, Mn->groups, Mn->channel_id.has_value() || Mn->use_global_device_ids,
+      Mn->use_global_device_ids, /*HasGlobalAttribute=*/true, LS);
+  if (!Groups)
+    return notLowered(I, llvm::toString(Groups.takeError()));
+  std::vector<unsigned> Group;
+  for (const auto &G : *Groups)
+    if (llvm::is_contained(G, Device))
+      Group.assign(G.begin(), G.end());
+  if (Group.empty())
+    return notLowered(I, "the device is in no group of the gather");
+  uint64_t n = Group.size();
+  const Shape &Local = Mn->local_weight_shape;
+  int In = Ops[0].Buf;
+  uint64_t E = Bufs[In].Elems;
+  if (static_cast<uint64_t>(Local.element_count()) != E ||
+      static_cast<uint64_t>(Mn->gathered_weight_shape.element_count()) != n * E ||
+      Mn->weight_operand_shape.element_count() !=
+          Mn->gathered_weight_shape.element_count() ||
+      Mn->dot_shape.element_count() != I.shape().element_count())
+    return notLowered(I, "its shapes do not fit its group of " +
+                             llvm::Twine(n) + " device(s)");
+  DataType T = Bufs[In].T;
+  int G = newBuffer((I.name() + ".gathered").str(), T, n * E);
+  int64_t D = Mn->all_gather_dimension;
+  uint64_t Outer = 1, Inner = 1;
+  for (int64_t K = 0; K < Local.rank(); ++K)
+    (K < D ? Outer : Inner) *= Local.dimensions(K);
+  if (n == 1) {
+    move(I, In, 0, {{1, E}}, G, 0, {{1, E}});
+  } else {
+    int Stacked = Outer == 1 ? G
+                             : newBuffer((I.name() + ".stacked").str(), T, n * E);
+    Cores[0].emit(std::make_unique<InstCollectiveCompute>(
+                      Cores[0].uniqueName((I.name() + ".gather").str()),
+                      Engine::POOL, CollectiveKind::AllGather, Group,
+                      ReduceOp::None, /*Local=*/false),
+                  {dram(In, 0, 0, {{1, E}})}, {dram(Stacked, 0, 0, {{1, n * E}})});
+    if (Outer != 1) {
+      barrier((I.name() + ".stacked").str());
+      move(I, Stacked, 0,
+           {{static_cast<int64_t>(Inner), Outer},
+            {static_cast<int64_t>(E), n},
+            {1, Inner}},
+           G, 0, {{1, n * E}});
+    }
+  }
+  barrier((I.name() + ".gathered").str());
+  Val W = arrayVal(G);
+  bool WeightLhs = Mn->weight_side == hlo::collective_matmul::WeightSide::kLhs;
+  const Shape &Other = I.operand(1)->shape();
+  if (WeightLhs)
+    return lowerDotOf(I, Mn->weight_operand_shape, Other, Mn->dnums,
+                      {W, Ops[1]}, Mn->dot_shape);
+  return lowerDotOf(I, Other, Mn->weight_operand_shape, Mn->dnums, {Ops[1], W},
+                    Mn->dot_shape);
+}
+
 // ---- Collectives -------------------------------------------------------------------
 
 llvm::Expected<ReduceOp> reduceOpOf(const HloInstruction &I) {
@@ -1098,6 +1185,8 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
       return notLowered(I, llvm::toString(D.takeError()));
     Dim = *D;
   }
+  if (!Reduce && !(ToAll && !Dim) && I.operand_count() != 1)
+    return notLowered(I, "a combined collective of several operands");
   // The module header may not give the launch size the shapes were
   // written for: the result must have the elements the group implies.
   for (size_t K = 0; K < I.operands().size(); ++K) {
@@ -1875,6 +1964,11 @@ DeviceLowering::lower(const HloInstruction &I,
     std::string Target = hlo::GetCustomCallTarget(I);
     if (isIdentityTarget(Target) && Ops.size() == 1)
       return Ops[0];
+    if (hlo::collective_matmul::IsCollectiveMatmul(I)) {
+      if (llvm::Error E = arrayOps())
+        return E;
+      return lowerCollectiveMatmul(I, Ops);
+    }
     return notLowered(I, "custom-call target '" + Target + "'");
   }
   case HloOpcode::kAllGather:
