@@ -1631,9 +1631,48 @@ llvm::Expected<Val> DeviceLowering::lowerIota(const HloInstruction &I) {
       Pattern.push_back({St[K], static_cast<uint64_t>(Dm[K])});
       Mult.push_back(static_cast<int64_t>(K) == *Dim ? 1 : 0);
     }
-    if (Inner > F)
-      return notLowered(I, "rows of more than " + llvm::Twine(F) +
-                               " elements");
+    if (Inner > F) {
+      // Rows longer than a tile row: a rank-1 iota of the iota dimension,
+      // broadcast along the others by a step-0 read.
+      int Line = newBuffer((I.name() + ".line").str(), T, Dm[*Dim]);
+      uint64_t Len = Dm[*Dim];
+      for (uint64_t E0 = 0; E0 < Len; E0 += 128 * F) {
+        uint64_t Rest = std::min<uint64_t>(128 * F, Len - E0);
+        uint64_t Cols = std::min<uint64_t>(F, Rest);
+        unsigned Parts = static_cast<unsigned>(Rest / Cols);
+        for (int Piece = 0; Piece < 2; ++Piece) {
+          uint64_t First = Piece == 0 ? E0 : E0 + Parts * Cols;
+          unsigned P = Piece == 0 ? Parts : 1;
+          uint64_t C = Piece == 0 ? Cols : Rest - Parts * Cols;
+          if (C == 0)
+            continue;
+          CoreEmitter &E = Cores[0];
+          MemoryLocation *Tl = E.nextSlot(T);
+          AccessPattern Tile(Tl, 0, P, 0, {{1, C}}, T);
+          E.emit(std::make_unique<InstIota>(name(0, I, "iota"), Engine::POOL,
+                                            static_cast<int64_t>(First),
+                                            static_cast<int64_t>(C),
+                                            std::vector<int64_t>{1}),
+                 {}, {Tile});
+          Dims D = P > 1 ? Dims{{static_cast<int64_t>(C), P}, {1, C}}
+                         : Dims{{1, C}};
+          E.emit(std::make_unique<InstDMACopy>(name(0, I, "st"), E.nextDma(),
+                                               false),
+                 {Tile}, {dram(Line, 0, First, D)});
+        }
+      }
+      barrier((I.name() + ".line").str());
+      Dims Src, Dst;
+      std::vector<int64_t> OutSt = rowMajorStrides(Dm);
+      for (size_t K = 0; K < Dm.size(); ++K) {
+        Src.push_back({static_cast<int64_t>(K) == *Dim ? 1 : 0,
+                       static_cast<uint64_t>(Dm[K])});
+        Dst.push_back({OutSt[K], static_cast<uint64_t>(Dm[K])});
+      }
+      move(I, Line, 0, Src, *Out, 0, Dst);
+      barrier(I.name());
+      return arrayVal(*Out);
+    }
     RowStep = *Dim == 0 ? 1 : 0;
   }
   unsigned K = 0;
