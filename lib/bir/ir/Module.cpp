@@ -103,22 +103,6 @@ std::unique_ptr<Instruction> cloneFields(const Instruction &I) {
     return std::make_unique<InstBranch>(std::move(Name), E, B.getKind(),
                                         B.getTripCount());
   }
-  case InstructionType::Select:
-    return std::make_unique<InstSelect>(std::move(Name), E);
-  case InstructionType::TensorConvert:
-    return std::make_unique<InstTensorConvert>(std::move(Name), E);
-  case InstructionType::TensorReduce: {
-    const auto &R = llvm::cast<InstTensorReduce>(I);
-    return std::make_unique<InstTensorReduce>(std::move(Name), E, R.getOp(),
-                                              R.isAccumulate(), R.getInit());
-  }
-  case InstructionType::Iota: {
-    const auto &T = llvm::cast<InstIota>(I);
-    return std::make_unique<InstIota>(
-        std::move(Name), E, T.getStart(), T.getPartitionStep(),
-        std::vector<int64_t>(T.getMultipliers().begin(),
-                             T.getMultipliers().end()));
-  }
   }
   llvm_unreachable("an opcode without a clone case");
 }
