@@ -276,16 +276,18 @@ void Checker::checkRemoteLocations(const Subgraph &S, const Module &M) {
     if (!L->isRemote())
       continue;
     unsigned Core = L->getRemote()->Core;
-    std::string At = where(M) + ", memory location '" + L->getName().str() + "'";
+    auto At = [&] {
+      return where(M) + ", memory location '" + L->getName().str() + "'";
+    };
     if (Core == M.getNeuronCoreId()) {
-      problem(At, "a remote location names its own core " +
-                      llvm::Twine(Core));
+      problem(At(), "a remote location names its own core " +
+                        llvm::Twine(Core));
       continue;
     }
     auto It = S.Cores.find(Core);
     const Module *Peer = It == S.Cores.end() ? nullptr : It->second;
     if (llvm::Error E = verifyRemoteTarget(*L, Peer))
-      problem(At, llvm::toString(std::move(E)));
+      problem(At(), llvm::toString(std::move(E)));
   }
 }
 
@@ -293,19 +295,21 @@ void Checker::checkCompletion(const Subgraph &S, const Module &M,
                               const BasicBlock &BB,
                               const InstTensorCompletion &TC) {
   for (const CompletionWait &W : TC.getWaits()) {
-    std::string Wait = "waits for '" + W.Instruction + "' on core " +
-                       std::to_string(W.Core);
+    auto Wait = [&] {
+      return "waits for '" + W.Instruction + "' on core " +
+             std::to_string(W.Core);
+    };
     auto It = S.Cores.find(W.Core);
     if (It == S.Cores.end()) {
       problem(where(M, BB, &TC),
-              Wait + ", which has no module in this subgraph");
+              Wait() + ", which has no module in this subgraph");
       continue;
     }
     const Instruction *Target = findInstruction(*It->second, W.Instruction);
     if (!Target) {
-      problem(where(M, BB, &TC), Wait + ", which has no instruction of that "
-                                        "name: the completion would never "
-                                        "finish");
+      problem(where(M, BB, &TC), Wait() + ", which has no instruction of "
+                                          "that name: the completion would "
+                                          "never finish");
       continue;
     }
     // Control flow never depends on data, so an instruction in a block
@@ -313,7 +317,7 @@ void Checker::checkCompletion(const Subgraph &S, const Module &M,
     // (docs/bir.md, TensorCompletion).
     if (!isReachable(*It->second, *Target->getBasicBlock()))
       problem(where(M, BB, &TC),
-              Wait + ", which lies in block '" +
+              Wait() + ", which lies in block '" +
                   Target->getBasicBlock()->getName() +
                   "', unreachable from that core's entry: it never runs and "
                   "the completion would never finish");
