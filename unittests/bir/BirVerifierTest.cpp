@@ -353,14 +353,23 @@ TEST(BirVerifierKinds, ComputeEnginesStayOnChip) {
       "only");
 }
 
-TEST(BirVerifierKinds, ConstantsAreFinite) {
+TEST(BirVerifierKinds, ScalesAreFiniteMemsetsAnyValue) {
   OneInstruction T;
   auto *S = T.loc("s", MemoryKind::SB, DataType::FP32, 1024);
+  // A Memset may write an infinity or NaN (a pad or reduction identity).
   EXPECT_EQ(
       T.verify(
           withOperands(std::make_unique<InstMemset>("ms", Engine::DVE, NAN), {},
                        {tile(S, 8)})),
-      "$.blocks[0].instructions[0].value: the value must be a finite number");
+      "");
+  OneInstruction T2;
+  auto *S2 = T2.loc("s", MemoryKind::SB, DataType::FP32, 1024);
+  EXPECT_EQ(T2.verify(withOperands(
+                std::make_unique<InstActivation>("act", Engine::ACT,
+                                                 ActivationFunc::Exp, INFINITY),
+                {tile(S2, 8)}, {tile(S2, 8)})),
+            "$.blocks[0].instructions[0].scale: the scale must be a finite "
+            "number");
 }
 
 TEST(BirVerifierKinds, TensorCompletionNeedsAnInput) {
