@@ -40,6 +40,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -165,6 +166,8 @@ private:
     std::map<unsigned, const Module *> Cores;
     llvm::DenseMap<const Module *, std::vector<std::vector<const Instruction *>>>
         Meetings;
+    /// The collectives already warned about, by name.
+    llvm::StringSet<> Warned;
   };
 
   std::string where(const Module &M) const;
@@ -326,7 +329,7 @@ void Checker::checkCompletion(const Subgraph &S, const Module &M,
 
 void Checker::scanModule(Subgraph &S, const Module &M) {
   unsigned Self = M.getNeuronCoreId();
-  bool Wide = M.getPassOptions().LncSize > 1;
+  unsigned Lnc = M.getPassOptions().LncSize;
   auto &PerBlock = S.Meetings[&M];
   PerBlock.resize(M.getNumBlocks());
   for (unsigned B = 0; B < M.getNumBlocks(); ++B) {
@@ -337,15 +340,25 @@ void Checker::scanModule(Subgraph &S, const Module &M) {
         checkCompletion(S, M, BB, *TC);
         continue;
       }
+      // A non-local collective whose group could be a group of this
+      // logical core is ambiguous: `local` defaults to false, so a local
+      // collective left unmarked looks exactly like this. A group naming an
+      // id at or above lnc_size lists devices or ranks of a wider job, as a
+      // launch document's do, and says so itself. One warning per
+      // instruction, at its first core's copy.
       if (const auto *CC = llvm::dyn_cast<InstCollectiveCompute>(&I);
-          CC && !CC->isLocal() && Wide)
+          CC && !CC->isLocal() && Lnc > 1 &&
+          llvm::is_contained(CC->getGroup(), Self) &&
+          llvm::all_of(CC->getGroup(), [&](unsigned C) { return C < Lnc; }) &&
+          S.Warned.insert(I.getName()).second)
         Findings.Warnings.push_back(
             where(M, BB, &I) + ": CollectiveCompute (" +
             enumName(CC->getKind()).str() + ", group " +
             listCores(CC->getGroup()) +
-            ") is not marked local: lower_local_collectives leaves it "
+            ") is not marked local, though every id of its group is a core "
+            "of this logical core: lower_local_collectives leaves it "
             "unlowered and unfenced, and no check covers its peers (mark it "
-            "local if its group lists cores of this logical core)");
+            "local if it is)");
       if (!isMeetingPoint(I))
         continue;
       PerBlock[B].push_back(&I);
