@@ -40,6 +40,7 @@
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -165,6 +166,8 @@ private:
     std::map<unsigned, const Module *> Cores;
     llvm::DenseMap<const Module *, std::vector<std::vector<const Instruction *>>>
         Meetings;
+    /// The collectives already warned about, by name.
+    llvm::StringSet<> Warned;
   };
 
   std::string where(const Module &M) const;
@@ -276,16 +279,18 @@ void Checker::checkRemoteLocations(const Subgraph &S, const Module &M) {
     if (!L->isRemote())
       continue;
     unsigned Core = L->getRemote()->Core;
-    std::string At = where(M) + ", memory location '" + L->getName().str() + "'";
+    auto At = [&] {
+      return where(M) + ", memory location '" + L->getName().str() + "'";
+    };
     if (Core == M.getNeuronCoreId()) {
-      problem(At, "a remote location names its own core " +
-                      llvm::Twine(Core));
+      problem(At(), "a remote location names its own core " +
+                        llvm::Twine(Core));
       continue;
     }
     auto It = S.Cores.find(Core);
     const Module *Peer = It == S.Cores.end() ? nullptr : It->second;
     if (llvm::Error E = verifyRemoteTarget(*L, Peer))
-      problem(At, llvm::toString(std::move(E)));
+      problem(At(), llvm::toString(std::move(E)));
   }
 }
 
@@ -293,19 +298,21 @@ void Checker::checkCompletion(const Subgraph &S, const Module &M,
                               const BasicBlock &BB,
                               const InstTensorCompletion &TC) {
   for (const CompletionWait &W : TC.getWaits()) {
-    std::string Wait = "waits for '" + W.Instruction + "' on core " +
-                       std::to_string(W.Core);
+    auto Wait = [&] {
+      return "waits for '" + W.Instruction + "' on core " +
+             std::to_string(W.Core);
+    };
     auto It = S.Cores.find(W.Core);
     if (It == S.Cores.end()) {
       problem(where(M, BB, &TC),
-              Wait + ", which has no module in this subgraph");
+              Wait() + ", which has no module in this subgraph");
       continue;
     }
     const Instruction *Target = findInstruction(*It->second, W.Instruction);
     if (!Target) {
-      problem(where(M, BB, &TC), Wait + ", which has no instruction of that "
-                                        "name: the completion would never "
-                                        "finish");
+      problem(where(M, BB, &TC), Wait() + ", which has no instruction of "
+                                          "that name: the completion would "
+                                          "never finish");
       continue;
     }
     // Control flow never depends on data, so an instruction in a block
@@ -313,7 +320,7 @@ void Checker::checkCompletion(const Subgraph &S, const Module &M,
     // (docs/bir.md, TensorCompletion).
     if (!isReachable(*It->second, *Target->getBasicBlock()))
       problem(where(M, BB, &TC),
-              Wait + ", which lies in block '" +
+              Wait() + ", which lies in block '" +
                   Target->getBasicBlock()->getName() +
                   "', unreachable from that core's entry: it never runs and "
                   "the completion would never finish");
@@ -322,7 +329,7 @@ void Checker::checkCompletion(const Subgraph &S, const Module &M,
 
 void Checker::scanModule(Subgraph &S, const Module &M) {
   unsigned Self = M.getNeuronCoreId();
-  bool Wide = M.getPassOptions().LncSize > 1;
+  unsigned Lnc = M.getPassOptions().LncSize;
   auto &PerBlock = S.Meetings[&M];
   PerBlock.resize(M.getNumBlocks());
   for (unsigned B = 0; B < M.getNumBlocks(); ++B) {
@@ -333,15 +340,25 @@ void Checker::scanModule(Subgraph &S, const Module &M) {
         checkCompletion(S, M, BB, *TC);
         continue;
       }
+      // A non-local collective whose group could be a group of this
+      // logical core is ambiguous: `local` defaults to false, so a local
+      // collective left unmarked looks exactly like this. A group naming an
+      // id at or above lnc_size lists devices or ranks of a wider job, as a
+      // launch document's do, and says so itself. One warning per
+      // instruction, at its first core's copy.
       if (const auto *CC = llvm::dyn_cast<InstCollectiveCompute>(&I);
-          CC && !CC->isLocal() && Wide)
+          CC && !CC->isLocal() && Lnc > 1 &&
+          llvm::is_contained(CC->getGroup(), Self) &&
+          llvm::all_of(CC->getGroup(), [&](unsigned C) { return C < Lnc; }) &&
+          S.Warned.insert(I.getName()).second)
         Findings.Warnings.push_back(
             where(M, BB, &I) + ": CollectiveCompute (" +
             enumName(CC->getKind()).str() + ", group " +
             listCores(CC->getGroup()) +
-            ") is not marked local: lower_local_collectives leaves it "
+            ") is not marked local, though every id of its group is a core "
+            "of this logical core: lower_local_collectives leaves it "
             "unlowered and unfenced, and no check covers its peers (mark it "
-            "local if its group lists cores of this logical core)");
+            "local if it is)");
       if (!isMeetingPoint(I))
         continue;
       PerBlock[B].push_back(&I);

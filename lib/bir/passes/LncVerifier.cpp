@@ -45,6 +45,9 @@ llvm::Expected<bool> LncVerifier::run(Program &Modules) {
   analysis::LncFindings F = analysis::checkLncConsistency(Modules);
   for (const std::string &W : F.Warnings)
     Warn(W);
+  if (!F.Warnings.empty())
+    addStatistic("unmarked collectives that could be local",
+                 F.Warnings.size());
   if (F.Problems.empty())
     return false;
   std::string Msg;

@@ -26,8 +26,10 @@ struct LncFindings {
   /// One line per disagreement, "module 'M', subgraph S, core C, block 'B',
   /// instruction 'I': what is wrong", in subgraph, then core order.
   std::vector<std::string> Problems;
-  /// One line per CollectiveCompute without `local` in a program whose
-  /// lnc_size is above 1: nothing here checks such a collective's peers.
+  /// One line per CollectiveCompute without `local` whose group could be a
+  /// group of this logical core (lnc_size above 1, every id below it, its
+  /// own core included), at the first core's copy: nothing here checks such
+  /// a collective's peers, and it may be a local one left unmarked.
   std::vector<std::string> Warnings;
 };
 

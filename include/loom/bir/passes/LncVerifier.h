@@ -11,8 +11,9 @@
 // them.
 //
 // It never changes the program. Problems fail the pass, one line each; a
-// collective without `local` in a program of lnc_size above 1 is only a
-// warning, handed to the warning handler (stderr by default).
+// collective without `local` whose group could be local (lnc_size above 1,
+// every id below it) is only a warning, one per instruction, handed to the
+// warning handler (stderr by default).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_BIR_PASSES_LNCVERIFIER_H
@@ -36,6 +37,7 @@ public:
   llvm::Expected<bool> run(Program &Modules) override;
 
   /// Where warnings go instead of "lnc_verifier: warning: ..." on stderr.
+  /// (They are also counted in the pass manager's --stats.)
   void setWarningHandler(WarningHandler H) { Warn = std::move(H); }
 
 private:
