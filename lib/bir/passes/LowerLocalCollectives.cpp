@@ -353,14 +353,13 @@ Lowerer::extractAndGroupCCOps(SubgraphInfo &S) {
   std::map<unsigned, llvm::StringMap<InstCollectiveCompute *>> ByName;
   std::vector<std::pair<unsigned, InstCollectiveCompute *>> Order;
   for (auto [Core, M] : S.ByCore)
-    for (const auto &BB : M->blocks())
-      for (const auto &I : *BB) {
-        auto *CC = llvm::dyn_cast<InstCollectiveCompute>(I.get());
-        if (!CC || !isHandledByLowering(*CC))
-          continue;
-        ByName[Core][CC->getName()] = CC;
-        Order.push_back({Core, CC});
-      }
+    M->walk([&, Core = Core](Instruction &I) {
+      auto *CC = llvm::dyn_cast<InstCollectiveCompute>(&I);
+      if (!CC || !isHandledByLowering(*CC))
+        return;
+      ByName[Core][CC->getName()] = CC;
+      Order.push_back({Core, CC});
+    });
   std::vector<GroupPlan> Groups;
   llvm::DenseSet<const InstCollectiveCompute *> Seen;
   for (auto [Core, CC] : Order) {
@@ -972,27 +971,26 @@ std::vector<SubgraphInfo> collectSubgraphs(const Program &P) {
 }
 
 bool hasHandledCollective(const Module &M) {
-  for (const auto &BB : M.blocks())
-    for (const auto &I : *BB)
-      if (const auto *CC = llvm::dyn_cast<InstCollectiveCompute>(I.get()))
-        if (isHandledByLowering(*CC))
-          return true;
-  return false;
+  bool Found = false;
+  M.walk([&](Instruction &I) {
+    if (const auto *CC = llvm::dyn_cast<InstCollectiveCompute>(&I))
+      Found |= isHandledByLowering(*CC);
+  });
+  return Found;
 }
 
 void collectNames(SubgraphInfo &S) {
   for (auto [Core, M] : S.ByCore) {
     for (const auto &L : M->getMemoryLocations().locations())
       S.LocNames.add(L->getName());
-    for (const auto &BB : M->blocks())
-      for (const auto &I : *BB) {
-        S.InstNames.add(I->getName());
-        if (const auto *W = llvm::dyn_cast<InstSemaphoreWait>(I.get()))
-          S.Semaphores.add(W->getSemaphore());
-        if (const auto *C = llvm::dyn_cast<InstCopyBase>(I.get()))
-          if (C->getSignal())
-            S.Semaphores.add(C->getSignal()->Semaphore);
-      }
+    M->walk([&](Instruction &I) {
+      S.InstNames.add(I.getName());
+      if (const auto *W = llvm::dyn_cast<InstSemaphoreWait>(&I))
+        S.Semaphores.add(W->getSemaphore());
+      if (const auto *C = llvm::dyn_cast<InstCopyBase>(&I))
+        if (C->getSignal())
+          S.Semaphores.add(C->getSignal()->Semaphore);
+    });
   }
 }
 
