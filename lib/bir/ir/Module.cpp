@@ -82,6 +82,22 @@ std::unique_ptr<Instruction> cloneFields(const Instruction &I) {
   case InstructionType::Memset:
     return std::make_unique<InstMemset>(std::move(Name), E,
                                         llvm::cast<InstMemset>(I).getValue());
+  case InstructionType::Select:
+    return std::make_unique<InstSelect>(std::move(Name), E);
+  case InstructionType::TensorConvert:
+    return std::make_unique<InstTensorConvert>(std::move(Name), E);
+  case InstructionType::TensorReduce: {
+    const auto &R = llvm::cast<InstTensorReduce>(I);
+    return std::make_unique<InstTensorReduce>(std::move(Name), E, R.getOp(),
+                                              R.isAccumulate(), R.getInit());
+  }
+  case InstructionType::Iota: {
+    const auto &T = llvm::cast<InstIota>(I);
+    return std::make_unique<InstIota>(
+        std::move(Name), E, T.getStart(), T.getPartitionStep(),
+        std::vector<int64_t>(T.getMultipliers().begin(),
+                             T.getMultipliers().end()));
+  }
   case InstructionType::Branch: {
     const auto &B = llvm::cast<InstBranch>(I);
     return std::make_unique<InstBranch>(std::move(Name), E, B.getKind(),
@@ -105,6 +121,8 @@ std::unique_ptr<Module> Module::clone() const {
     NL->setIsAllocated(L->isAllocated());
     if (L->getRemote())
       NL->setRemote(L->getRemote()->Core, L->getRemote()->MemLoc);
+    if (L->hasInitialData())
+      NL->setInitialData(L->getInitialData().vec());
     // The names and tensor ids are unique here already, so add cannot fail.
     llvm::Expected<MemoryLocation *> Added =
         Copy->getMemoryLocations().add(std::move(NL));

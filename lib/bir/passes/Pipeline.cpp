@@ -76,6 +76,11 @@ buildDefaultPipeline(const BackendOptions &Opts, Target T) {
     Pass(112, "insert_ptcom_flat", UseSlotsBeforePostSched,
          PTCOMInDefaultSlot);
   Marker(113, "post_sched", "neuronx-cc's post-RA scheduler, not in loom");
+
+  // Last, so that it checks what the whole pipeline produced. The
+  // production number is not known; 114 is loom's choice
+  // (docs/lnc-verifier.md).
+  Pass(114, "lnc_verifier", true, "");
   return P;
 }
 

@@ -39,6 +39,16 @@ const LocationState *SimResult::find(unsigned Subgraph, unsigned Core,
   return nullptr;
 }
 
+const LocationState *SimResult::find(unsigned Device, unsigned Subgraph,
+                                     unsigned Core,
+                                     llvm::StringRef Name) const {
+  for (const LocationState &L : Final)
+    if (L.Device == Device && L.Subgraph == Subgraph && L.Name == Name &&
+        (!L.Core || *L.Core == Core))
+      return &L;
+  return nullptr;
+}
+
 namespace detail {
 
 void SubgraphSim::finish(SimResult &R) {
@@ -46,6 +56,7 @@ void SubgraphSim::finish(SimResult &R) {
     R.Cores.push_back(C.Rep);
   for (auto &S : Storages) {
     LocationState L;
+    L.Device = S->Device.value_or(0);
     L.Subgraph = Subgraph;
     L.Core = S->Owner;
     L.Name = S->Name;
@@ -58,12 +69,23 @@ void SubgraphSim::finish(SimResult &R) {
     L.AllInit = S->AllInit;
     R.Final.push_back(std::move(L));
   }
-  if (R.NumCores < Cores.size())
-    R.NumCores = Cores.size();
-  for (TimelineSlice &S : Slices)
+  if (R.NumCores < DeviceSize.front())
+    R.NumCores = DeviceSize.front();
+  if (Launch)
+    R.NumDevices = NumDevices;
+  // The timeline names cores by their position in Cores until here.
+  for (TimelineSlice &S : Slices) {
+    S.Device = Cores[S.Core].Device;
+    S.Core = Cores[S.Core].Core;
     R.Slices.push_back(std::move(S));
-  for (TimelineFlow &F : Flows)
+  }
+  for (TimelineFlow &F : Flows) {
+    F.FromDevice = Cores[F.FromCore].Device;
+    F.FromCore = Cores[F.FromCore].Core;
+    F.ToDevice = Cores[F.ToCore].Device;
+    F.ToCore = Cores[F.ToCore].Core;
     R.Flows.push_back(std::move(F));
+  }
 }
 
 } // namespace detail
@@ -81,7 +103,7 @@ std::vector<std::vector<const Module *>> groupSubgraphs(const Program &P) {
 }
 
 std::string describeDifference(const LocationState &A, const LocationState &B,
-                               uint64_t Byte) {
+                               uint64_t Byte, bool Launch) {
   unsigned Size = getDataTypeSize(A.Type);
   uint64_t P = Byte / A.BytesPerPartition;
   uint64_t InP = (Byte % A.BytesPerPartition) / Size;
@@ -96,6 +118,8 @@ std::string describeDifference(const LocationState &A, const LocationState &B,
   };
   std::string Where = A.Core ? ("core " + llvm::Twine(*A.Core)).str()
                              : std::string("SharedDRAM");
+  if (Launch)
+    Where = ("device " + llvm::Twine(A.Device) + " " + Where).str();
   return llvm::formatv("location '{0}' on {1}, element {2} (partition {3}, "
                        "element {4}): {5} vs {6}",
                        A.Name, Where, Flat, P, InP, Val(A), Val(B))
@@ -117,8 +141,10 @@ llvm::Error splitIfNeeded(Program &P) {
 
 using SeedCaches = std::vector<std::vector<std::vector<uint8_t>>>;
 
-static llvm::Expected<SimResult> runOnce(const Program &P,
-                                         const SimOptions &Opts,
+/// One run of every subgraph of the devices' programs (one device unless
+/// Launch) under schedule Schedule (0: the deterministic one).
+static llvm::Expected<SimResult> runOnce(llvm::ArrayRef<const Program *> Devs,
+                                         bool Launch, const SimOptions &Opts,
                                          unsigned Schedule, SeedCaches &Seeds,
                                          SimResult *Partial) {
   SimResult R;
@@ -130,16 +156,33 @@ static llvm::Expected<SimResult> runOnce(const Program &P,
   };
   for (const std::string &N : Opts.CollectiveNames)
     AddName(N);
-  for (const auto &M : P)
-    for (const auto &B : M->blocks())
-      for (const auto &I : *B)
-        if (llvm::isa<InstCollectiveCompute>(I.get()))
-          AddName(I->getName());
+  for (const Program *P : Devs)
+    for (const auto &M : *P)
+      for (const auto &B : M->blocks())
+        for (const auto &I : *B)
+          if (llvm::isa<InstCollectiveCompute>(I.get()))
+            AddName(I->getName());
   uint64_t MemUsed = 0;
-  auto Groups = groupSubgraphs(P);
-  Seeds.resize(Groups.size());
-  for (size_t G = 0; G < Groups.size(); ++G) {
-    SubgraphSim Sim(Groups[G], Opts, Schedule,
+  // Groups[D][G]: the modules of device D's G-th subgraph.
+  std::vector<std::vector<std::vector<const Module *>>> Groups;
+  for (const Program *P : Devs)
+    Groups.push_back(groupSubgraphs(*P));
+  for (size_t D = 1; D < Groups.size(); ++D) {
+    bool Same = Groups[D].size() == Groups[0].size();
+    for (size_t G = 0; Same && G < Groups[D].size(); ++G)
+      Same = Groups[D][G].front()->getSubgraphId() ==
+             Groups[0][G].front()->getSubgraphId();
+    if (!Same)
+      return makeFailure(FailureKind::Error,
+                         Opts.FileName + ": device " + llvm::Twine(D) +
+                             " has other subgraphs than device 0");
+  }
+  Seeds.resize(Groups[0].size());
+  for (size_t G = 0; G < Groups[0].size(); ++G) {
+    std::vector<std::vector<const Module *>> Mods;
+    for (auto &DeviceGroups : Groups)
+      Mods.push_back(DeviceGroups[G]);
+    SubgraphSim Sim(Mods, Launch, Opts, Schedule,
                     Opts.RaceCheck && Schedule == 0,
                     Opts.RecordTrace && Schedule == 0, CollIdx, CollNames,
                     MemUsed, Seeds[G]);
@@ -157,33 +200,56 @@ static llvm::Expected<SimResult> runOnce(const Program &P,
   return R;
 }
 
-llvm::Expected<SimResult> simulate(const Program &P, const SimOptions &Opts,
-                                   SimResult *Partial) {
-  if (P.empty())
-    return makeFailure(FailureKind::Error, Opts.FileName + ": no modules");
+static llvm::Expected<SimResult> simulateImpl(
+    llvm::ArrayRef<const Program *> Devs, bool Launch, const SimOptions &Opts,
+    SimResult *Partial) {
+  if (Devs.empty())
+    return makeFailure(FailureKind::Error, Opts.FileName + ": no devices");
+  for (size_t D = 0; D < Devs.size(); ++D)
+    if (Devs[D]->empty())
+      return makeFailure(FailureKind::Error,
+                         Opts.FileName + ": " +
+                             (Launch ? "device " + std::to_string(D) + " has "
+                                     : std::string()) +
+                             "no modules");
   for (const InputValue &In : Opts.Inputs) {
     bool Found = false;
-    for (const auto &M : P)
-      if (!In.Core || *In.Core == M->getNeuronCoreId())
-        if (const MemoryLocation *L =
-                M->getMemoryLocations().getMemlocByName(In.Name))
-          Found |= !L->isRemote();
-    if (!Found)
+    if (In.Device && *In.Device >= Devs.size())
+      return makeFailure(FailureKind::Error,
+                         Opts.FileName + ": --input '" + In.Name +
+                             "': the launch has no device " +
+                             std::to_string(*In.Device));
+    for (size_t D = 0; D < Devs.size(); ++D)
+      if (!In.Device || *In.Device == D)
+        for (const auto &M : *Devs[D])
+          if (!In.Core || *In.Core == M->getNeuronCoreId())
+            if (const MemoryLocation *L =
+                    M->getMemoryLocations().getMemlocByName(In.Name))
+              Found |= !L->isRemote();
+    if (!Found) {
+      std::string Who =
+          In.Core ? "core " + std::to_string(*In.Core) : std::string();
+      if (Launch && In.Device)
+        Who = "device " + std::to_string(*In.Device) +
+              (Who.empty() ? "" : " " + Who);
       return makeFailure(FailureKind::Error,
                          Opts.FileName + ": --input '" + In.Name + "': " +
-                             (In.Core ? "core " + std::to_string(*In.Core) +
-                                            " has no location of that name"
-                                      : std::string("no core has a location "
-                                                    "of that name")));
+                             (!Who.empty() ? Who +
+                                                 " has no location of that name"
+                                           : std::string("no core has a location "
+                                                         "of that name")));
+    }
   }
   SeedCaches Seeds;
-  llvm::Expected<SimResult> First = runOnce(P, Opts, 0, Seeds, Partial);
+  llvm::Expected<SimResult> First =
+      runOnce(Devs, Launch, Opts, 0, Seeds, Partial);
   if (!First)
     return First.takeError();
   for (unsigned K = 1; K <= Opts.Schedules; ++K) {
     SimOptions Quiet = Opts;
     Quiet.RecordTrace = false;
-    llvm::Expected<SimResult> Other = runOnce(P, Quiet, K, Seeds, nullptr);
+    llvm::Expected<SimResult> Other =
+        runOnce(Devs, Launch, Quiet, K, Seeds, nullptr);
     if (!Other) {
       // A schedule that fails where the deterministic one passed is a
       // schedule dependence too.
@@ -209,12 +275,26 @@ llvm::Expected<SimResult> simulate(const Program &P, const SimOptions &Opts,
             llvm::formatv("{0}: random schedule {1} (seed {2}) leaves a "
                           "different result than the deterministic one: {3}",
                           Opts.FileName, K, Opts.Seed,
-                          describeDifference(A, B, I))
+                          describeDifference(A, B, I, Launch))
                 .str());
       }
     }
   }
   return First;
+}
+
+llvm::Expected<SimResult> simulate(const Program &P, const SimOptions &Opts,
+                                   SimResult *Partial) {
+  if (P.empty())
+    return makeFailure(FailureKind::Error, Opts.FileName + ": no modules");
+  const Program *Devs[] = {&P};
+  return simulateImpl(Devs, /*Launch=*/false, Opts, Partial);
+}
+
+llvm::Expected<SimResult> simulateLaunch(llvm::ArrayRef<const Program *> Devices,
+                                         const SimOptions &Opts,
+                                         SimResult *Partial) {
+  return simulateImpl(Devices, /*Launch=*/true, Opts, Partial);
 }
 
 } // namespace loom::bir::sim

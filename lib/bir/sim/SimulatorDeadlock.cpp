@@ -48,10 +48,10 @@ std::string SubgraphSim::explainWait(const CoreSim &C, unsigned E) const {
   case SyncKind::Collective: {
     const Rendezvous &RV = Rdv[S.SyncKey];
     auto It = RV.Rounds.find(ES.Cur.Exec);
-    uint32_t Mask = It == RV.Rounds.end() ? 0 : It->second.Mask;
+    uint64_t Mask = It == RV.Rounds.end() ? 0 : It->second.Mask;
     std::string Msg = Head + " waits at " + RV.Label;
     for (unsigned M = 0; M < Cores.size(); ++M) {
-      if (!(S.ListMask & (1u << M)) || (Mask & (1u << M)))
+      if (!(S.ListMask & (uint64_t(1) << M)) || (Mask & (uint64_t(1) << M)))
         continue;
       const CoreSim &MC = Cores[M];
       // Is the peer blocked at another barrier or collective that lists us?
@@ -62,11 +62,11 @@ std::string SubgraphSim::explainWait(const CoreSim &C, unsigned E) const {
           continue;
         const StaticInst &PS = MC.Insts[P.Cur.S];
         if (PS.Sync == S.Sync && PS.SyncKey != S.SyncKey &&
-            (PS.ListMask & (1u << C.Core)))
+            (PS.ListMask & (uint64_t(1) << C.Index)))
           Other = Rdv[PS.SyncKey].Label;
       }
       if (!Other.empty()) {
-        Msg += ("; core " + llvm::Twine(M) + " waits at " + Other +
+        Msg += ("; " + llvm::Twine(coreName(MC)) + " waits at " + Other +
                 (S.Sync == SyncKind::Barrier
                      ? ": barrier ids or names that do not match"
                      : ": the cores reach different collectives"))
@@ -84,26 +84,26 @@ std::string SubgraphSim::explainWait(const CoreSim &C, unsigned E) const {
         // A barrier of the peer that lists this core and shares the name or
         // the id is the one that was meant.
         if (S.Sync == SyncKind::Barrier && PS.Sync == SyncKind::Barrier &&
-            PS.SyncKey != S.SyncKey && (PS.ListMask & (1u << C.Core)) &&
+            PS.SyncKey != S.SyncKey && (PS.ListMask & (uint64_t(1) << C.Index)) &&
             (PS.I->getName() == S.I->getName() ||
              llvm::cast<InstCoreBarrier>(PS.I)->getId() ==
                  llvm::cast<InstCoreBarrier>(S.I)->getId()))
           Near = Rdv[PS.SyncKey].Label;
       }
       if (!Has)
-        Msg += ("; core " + llvm::Twine(M) + " never reaches it: it has no " +
+        Msg += ("; " + llvm::Twine(coreName(MC)) + " never reaches it: it has no " +
                 RV.Label +
                 (Near.empty() ? ""
                               : " but " + Near +
                                     ": barrier ids or names that do not match"))
                    .str();
       else if (Total < ES.Cur.Exec)
-        Msg += ("; core " + llvm::Twine(M) +
+        Msg += ("; " + llvm::Twine(coreName(MC)) +
                 " never reaches it (it runs it " + llvm::Twine(Total) +
                 " time(s))")
                    .str();
       else
-        Msg += ("; core " + llvm::Twine(M) + " has not reached it (" +
+        Msg += ("; " + llvm::Twine(coreName(MC)) + " has not reached it (" +
                 position(MC) + ")")
                    .str();
     }
@@ -114,13 +114,14 @@ std::string SubgraphSim::explainWait(const CoreSim &C, unsigned E) const {
     for (auto &[Core, Id] : S.Waits) {
       const StaticInst &W = Cores[Core].Insts[Id];
       if (W.Total == 0)
-        Msg += (" '" + W.I->getName() + "' on core " + llvm::Twine(Core) +
-                ": a write that never runs;")
+        Msg += (" '" + W.I->getName() + "' on core " +
+                llvm::Twine(Cores[Core].Core) + ": a write that never runs;")
                    .str();
       else if (W.Finished < W.Total)
         Msg += llvm::formatv(" '{0}' on core {1}: {2} of {3} executions "
                              "finished;",
-                             W.I->getName(), Core, W.Finished, W.Total)
+                             W.I->getName(), Cores[Core].Core, W.Finished,
+                             W.Total)
                    .str();
     }
     if (!Msg.empty() && Msg.back() == ';')
@@ -156,7 +157,7 @@ llvm::Error SubgraphSim::deadlock() {
                      ": no core can make progress")
                         .str();
   for (const CoreSim &C : Cores) {
-    Msg += ("\n  core " + llvm::Twine(C.Core) + ": " + position(C)).str();
+    Msg += "\n  " + coreName(C) + ": " + position(C);
     for (unsigned E = 0; E < NumEngines; ++E)
       if (C.Eng[E].St == EngState::Waiting)
         Msg += "\n    " + explainWait(C, E);

@@ -12,13 +12,18 @@
 
 #include "Semantics.h"
 
-#include "llvm/Support/FormatVariadic.h"
 
 #include <cstring>
 
 namespace loom::bir::sim::detail {
 
 std::string storageLabel(const Storage &S) {
+  if (S.Device)
+    return S.Owner ? (S.Name + " (device " + llvm::Twine(*S.Device) +
+                      " core " + llvm::Twine(*S.Owner) + ")")
+                         .str()
+                   : (S.Name + " (device " + llvm::Twine(*S.Device) + ")")
+                         .str();
   return S.Owner ? (S.Name + " (core " + llvm::Twine(*S.Owner) + ")").str()
                  : S.Name;
 }
@@ -32,6 +37,8 @@ void SubgraphSim::raceAccess(CoreSim &C, StaticInst &S, uint64_t Exec,
   if (!Races)
     return;
   AccessSite Site{C.Core, S.I->getEngine(), S.I, Exec};
+  if (Launch)
+    Site.Device = int(C.Device);
   Races->access(Op.S->Id, storageLabel(*Op.S), *Op.AP, Write, Site,
                 thread(C, S.Eng), Pool[VC]);
 }
@@ -46,17 +53,20 @@ bool SubgraphSim::gatherChecked(CoreSim &C, const StaticInst &S,
   return false;
 }
 
+// Messages here are built with Twine, not formatv: gcc 12 warns
+// (-Wmaybe-uninitialized) inside LLVM 14's integer formatter when it is
+// inlined into this file.
+
 void SubgraphSim::reportUninit(const CoreSim &C, const StaticInst &S,
                                const OperandInfo &Op, uint64_t Byte) {
   if (!Failed) {
     uint64_t P = Byte / Op.S->BytesPerPartition;
     uint64_t B = Byte % Op.S->BytesPerPartition;
     Failed = {FailureKind::Error,
-              llvm::formatv("{0}: uninitialized read: '{1}' on core {2} "
-                            "reads '{3}' partition {4} byte {5}, which "
-                            "nothing wrote and which is not an input",
-                            O.FileName, S.I->getName(), C.Core,
-                            storageLabel(*Op.S), P, B)
+              (O.FileName + ": uninitialized read: '" + S.I->getName() +
+               "' on " + coreName(C) + " reads '" + storageLabel(*Op.S) +
+               "' partition " + llvm::Twine(P) + " byte " + llvm::Twine(B) +
+               ", which nothing wrote and which is not an input")
                   .str()};
   }
 }
@@ -164,6 +174,28 @@ void SubgraphSim::execute(CoreSim &C, StaticInst &S, uint64_t Exec,
     scatter(*Out.S, Out.Shape, Buf1.data());
     return;
   }
+  case InstructionType::Select:
+  case InstructionType::TensorConvert:
+  case InstructionType::TensorReduce:
+  case InstructionType::Iota: {
+    std::vector<uint8_t> *InBufs[] = {&Buf0, &Buf2, &Buf3};
+    const uint8_t *In[3] = {};
+    for (size_t K = 0; K < S.In.size(); ++K) {
+      if (!gatherChecked(C, S, S.In[K], *InBufs[K]))
+        return;
+      In[K] = InBufs[K]->data();
+    }
+    const OperandInfo &Out = S.Out[0];
+    if (S.Accumulate) {
+      if (!gatherChecked(C, S, Out, Buf1))
+        return;
+    } else {
+      Buf1.resize(Out.AP->getNumElements() * getDataTypeSize(Out.AP->getType()));
+    }
+    computeElements(I, llvm::ArrayRef(In, S.In.size()), Buf1.data());
+    scatter(*Out.S, Out.Shape, Buf1.data());
+    return;
+  }
   default:
     return;
   }
@@ -175,10 +207,13 @@ void SubgraphSim::executeCollective(Round &R) {
       llvm::cast<InstCollectiveCompute>(*Cores[R.A[0].Core].Insts[R.A[0].S].I);
   llvm::ArrayRef<unsigned> Group = CC0.getGroup();
   unsigned N = Group.size();
+  // A local group lists cores of the device, a remote one devices (whose
+  // members are all on the same core).
+  bool Remote = !CC0.isLocal();
   llvm::SmallVector<const Arrival *, 8> Member(N, nullptr);
   for (const Arrival &A : R.A)
     for (unsigned Rk = 0; Rk < N; ++Rk)
-      if (Group[Rk] == A.Core)
+      if (Group[Rk] == (Remote ? Cores[A.Core].Device : Cores[A.Core].Core))
         Member[Rk] = &A;
   auto Fail = [&](const llvm::Twine &Why) {
     if (!Failed)
@@ -191,8 +226,8 @@ void SubgraphSim::executeCollective(Round &R) {
         *Cores[Member[Rk]->Core].Insts[Member[Rk]->S].I);
     if (CC.getKind() != CC0.getKind() || CC.getGroup() != Group ||
         CC.getReduceOp() != CC0.getReduceOp())
-      return Fail("core " + llvm::Twine(Group[Rk]) + " and core " +
-                  llvm::Twine(Group[0]) +
+      return Fail(coreName(Cores[Member[Rk]->Core]) + " and " +
+                  coreName(Cores[Member[0]->Core]) +
                   " disagree on its kind, group or reduce op");
   }
   auto StaticOf = [&](unsigned Rk) -> StaticInst & {
@@ -206,9 +241,9 @@ void SubgraphSim::executeCollective(Round &R) {
     StaticInst &S = StaticOf(Rk);
     if (S.In[0].AP->getType() != T || S.In[0].AP->getNumElements() != NIn ||
         S.Out[0].AP->getNumElements() != NOut)
-      return Fail("core " + llvm::Twine(Group[Rk]) +
-                  " has other operand types or sizes than core " +
-                  llvm::Twine(Group[0]));
+      return Fail(coreName(Cores[Member[Rk]->Core]) +
+                  " has other operand types or sizes than " +
+                  coreName(Cores[Member[0]->Core]));
   }
   CollectiveKind K = CC0.getKind();
   ReduceOp Op = CC0.getReduceOp();
@@ -234,9 +269,8 @@ void SubgraphSim::executeCollective(Round &R) {
   default: break;
   }
   if (NOut != Expected)
-    return Fail(llvm::formatv("its output has {0} elements, {1} expected",
-                              NOut, Expected)
-                    .str());
+    return Fail("its output has " + llvm::Twine(NOut) + " elements, " +
+                llvm::Twine(Expected) + " expected");
   // Race accesses: every member reads its input (and its output when
   // reducing into it) and writes its output, after every member arrived.
   if (RaceCheck) {

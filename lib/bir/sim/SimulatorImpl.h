@@ -117,9 +117,11 @@ struct StaticInst {
   uint64_t Total = 0, Dispatched = 0, Finished = 0;
   SyncKind Sync = SyncKind::None;
   uint32_t SyncKey = NoIndex;
-  uint32_t ListMask = 0;
+  /// The members of a barrier or collective, as bits of indices into
+  /// SubgraphSim::Cores.
+  uint64_t ListMask = 0;
   llvm::SmallVector<std::pair<unsigned, uint32_t>, 2> Waits;
-  int SignalCore = -1;
+  int SignalCore = -1; ///< an index into SubgraphSim::Cores
   uint32_t SignalSem = NoIndex;
   uint32_t SemIndex = NoIndex;
   unsigned SemCount = 0;
@@ -163,7 +165,13 @@ struct SemState {
 
 struct CoreSim {
   const Module *M = nullptr;
+  /// The core within its logical core (the module's neuron_core_id).
   unsigned Core = 0;
+  /// The device of a launch (0 for a single program), this core's position
+  /// in SubgraphSim::Cores, and the position of its device's core 0 there.
+  unsigned Device = 0;
+  unsigned Index = 0;
+  unsigned Base = 0;
   std::vector<StaticInst> Insts;
   llvm::DenseMap<const Instruction *, uint32_t> IdOf;
   llvm::StringMap<uint32_t> ByName;
@@ -195,7 +203,7 @@ struct CoreSim {
 };
 
 struct Arrival {
-  unsigned Core;
+  unsigned Core; ///< an index into SubgraphSim::Cores
   unsigned Eng;
   uint32_t S;
   double T;
@@ -204,8 +212,8 @@ struct Arrival {
 };
 
 struct Round {
-  uint32_t Mask = 0;
-  uint32_t Wanted = 0;
+  uint64_t Mask = 0;
+  uint64_t Wanted = 0;
   llvm::SmallVector<Arrival, 8> A;
 };
 
@@ -218,7 +226,7 @@ struct Event {
   double T;
   uint64_t Seq;
   uint8_t Kind; // 0 finish, 1 semaphore signal
-  uint16_t Core;
+  uint16_t Core; ///< an index into SubgraphSim::Cores
   uint16_t Eng;
   uint32_t Sem;
   uint32_t VC;
@@ -229,7 +237,7 @@ struct Event {
 };
 
 /// How messages name a storage: "x (core 1)", or the name of a SharedDRAM
-/// location.
+/// location; in a launch "x (device 2 core 1)" and "x (device 2)".
 std::string storageLabel(const Storage &S);
 
 /// splitmix64: the random inputs depend only on the seed, the storage's name
@@ -244,21 +252,34 @@ inline uint64_t mix(uint64_t X) {
 
 class SubgraphSim {
 public:
-  SubgraphSim(llvm::ArrayRef<const Module *> Mods, const SimOptions &O,
-              unsigned Schedule, bool RaceCheck, bool Trace,
-              const llvm::StringMap<int> &CollIdx,
+  /// Mods holds, per device, the modules of this subgraph in core order: one
+  /// device for a single program (Launch false), every device of a launch
+  /// otherwise (docs/simulator.md, "Launches").
+  SubgraphSim(llvm::ArrayRef<std::vector<const Module *>> Mods, bool Launch,
+              const SimOptions &O, unsigned Schedule, bool RaceCheck,
+              bool Trace, const llvm::StringMap<int> &CollIdx,
               llvm::ArrayRef<std::string> CollNames, uint64_t &MemUsed,
               std::vector<std::vector<uint8_t>> &SeedCache)
       : O(O), Schedule(Schedule), RaceCheck(RaceCheck), Trace(Trace),
-        CollIdx(CollIdx), CollNames(CollNames), MemUsed(MemUsed),
-        SeedCache(SeedCache),
+        Launch(Launch), CollIdx(CollIdx), CollNames(CollNames),
+        MemUsed(MemUsed), SeedCache(SeedCache),
         Rng(mix(O.Seed * 1000003 + Schedule)) {
-    for (const Module *M : Mods) {
-      Cores.emplace_back();
-      Cores.back().M = M;
-      Cores.back().Core = M->getNeuronCoreId();
+    NumDevices = Mods.size();
+    for (unsigned D = 0; D < Mods.size(); ++D) {
+      unsigned Base = Cores.size();
+      for (const Module *M : Mods[D]) {
+        Cores.emplace_back();
+        CoreSim &C = Cores.back();
+        C.M = M;
+        C.Core = M->getNeuronCoreId();
+        C.Device = D;
+        C.Index = Cores.size() - 1;
+        C.Base = Base;
+      }
+      DeviceSize.push_back(Mods[D].size());
+      DeviceBase.push_back(Base);
     }
-    Subgraph = Mods.front()->getSubgraphId();
+    Subgraph = Mods.front().front()->getSubgraphId();
   }
 
   llvm::Error setup();
@@ -269,6 +290,21 @@ private:
   llvm::Error fail(FailureKind K, const llvm::Twine &Msg) {
     return makeFailure(K, O.FileName + ": " + Msg);
   }
+  /// How messages name a core: "core 1", or in a launch "device 3 core 1".
+  std::string coreName(const CoreSim &C) const {
+    return Launch ? ("device " + llvm::Twine(C.Device) + " core " +
+                     llvm::Twine(C.Core))
+                        .str()
+                  : ("core " + llvm::Twine(C.Core)).str();
+  }
+  /// The index into Cores of core Core of C's device, or none if the device
+  /// has no such core.
+  std::optional<unsigned> peer(const CoreSim &C, unsigned Core) const {
+    if (Core >= DeviceSize[C.Device])
+      return std::nullopt;
+    return C.Base + Core;
+  }
+  llvm::Error checkRemoteGroups();
   llvm::Error makeStorages();
   llvm::Error makeStatics(CoreSim &C);
   llvm::Error linkSync();
@@ -332,13 +368,16 @@ private:
     }
   }
   unsigned thread(const CoreSim &C, unsigned E) const {
-    return C.Core * NumEngines + E;
+    return C.Index * NumEngines + E;
   }
 
   const SimOptions &O;
   unsigned Schedule;
   bool RaceCheck;
   bool Trace;
+  /// A launch of several devices: remote collectives run, messages name
+  /// devices.
+  bool Launch;
   const llvm::StringMap<int> &CollIdx;
   llvm::ArrayRef<std::string> CollNames;
   uint64_t &MemUsed;
@@ -348,10 +387,15 @@ private:
   std::mt19937_64 Rng;
   unsigned Subgraph = 0;
   unsigned NumThreads = 0;
+  unsigned NumDevices = 1;
+  /// The number of cores of each device, and the position of its core 0 in
+  /// Cores.
+  std::vector<unsigned> DeviceSize, DeviceBase;
 
   std::vector<CoreSim> Cores;
   std::vector<std::unique_ptr<Storage>> Storages;
-  llvm::StringMap<Storage *> Shared;
+  /// The SharedDRAM storages of each device, by name.
+  std::vector<llvm::StringMap<Storage *>> Shared;
   std::vector<Rendezvous> Rdv;
   llvm::StringMap<uint32_t> RdvIdx;
   std::priority_queue<Event, std::vector<Event>, std::greater<Event>> Events;
@@ -364,7 +408,7 @@ private:
   std::unique_ptr<RaceDetector> Races;
 
   std::vector<std::pair<unsigned, unsigned>> ScanOrder;
-  std::vector<uint8_t> Buf0, Buf1, Buf2;
+  std::vector<uint8_t> Buf0, Buf1, Buf2, Buf3;
   std::vector<std::pair<uint64_t, uint64_t>> RunScratch;
   std::vector<std::vector<uint8_t>> CollBufs;
 

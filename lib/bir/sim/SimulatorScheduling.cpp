@@ -72,7 +72,7 @@ void SubgraphSim::refill(CoreSim &C) {
 //===----------------------------------------------------------------------===//
 
 void SubgraphSim::scheduleFinish(CoreSim &C, unsigned E, double At) {
-  Events.push(Event{At, EventSeq++, 0, uint16_t(C.Core), uint16_t(E), 0,
+  Events.push(Event{At, EventSeq++, 0, uint16_t(C.Index), uint16_t(E), 0,
                     NoIndex, 0});
 }
 
@@ -145,9 +145,9 @@ bool SubgraphSim::checkWaiting(CoreSim &C, unsigned E, double Now) {
       StaticInst &W = Cores[Core].Insts[Id];
       if (RaceCheck && !W.Slots.empty() && W.Slots.back().VC != NoIndex)
         Pool[ES.VC].join(Pool[W.Slots.back().VC]);
-      if (Trace && Core != C.Core)
+      if (Trace && Core != C.Index)
         Flows.push_back({Core, W.I->getEngine(),
-                         (W.LastStart + W.LastEnd) / 2, C.Core,
+                         (W.LastStart + W.LastEnd) / 2, C.Index,
                          S.I->getEngine(), Now, S.I->getName().str()});
     }
   } else if (S.Sync == SyncKind::SemWait) {
@@ -165,7 +165,7 @@ bool SubgraphSim::checkWaiting(CoreSim &C, unsigned E, double Now) {
       if (Trace) {
         const StaticInst &Sig = Cores[From >> 24].Insts[From & 0xffffff];
         Flows.push_back({From >> 24, Sig.I->getEngine(),
-                         (Sig.LastStart + Sig.LastEnd) / 2, C.Core,
+                         (Sig.LastStart + Sig.LastEnd) / 2, C.Index,
                          S.I->getEngine(), Now, Sem.Name});
       }
     }
@@ -184,9 +184,9 @@ void SubgraphSim::arrive(CoreSim &C, unsigned E, double Now) {
   StaticInst &S = C.Insts[ES.Cur.S];
   Rendezvous &RV = Rdv[S.SyncKey];
   Round &R = RV.Rounds[ES.Cur.Exec];
-  R.Mask |= 1u << C.Core;
+  R.Mask |= uint64_t(1) << C.Index;
   R.Wanted |= S.ListMask;
-  R.A.push_back(Arrival{C.Core, E, ES.Cur.S, Now, ES.VC});
+  R.A.push_back(Arrival{C.Index, E, ES.Cur.S, Now, ES.VC});
   if (S.Sync == SyncKind::Collective) {
     if ((R.Mask & R.Wanted) != R.Wanted)
       return;
@@ -256,7 +256,7 @@ void SubgraphSim::onFinish(const Event &Ev) {
     C.Rep.CollectiveBytes[S.Collective].second += S.BytesOut;
   C.Rep.MakespanNs = std::max(C.Rep.MakespanNs, Ev.T);
   if (Trace)
-    Slices.push_back({C.Core, S.I->getEngine(), S.I->getName().str(), ES.Start,
+    Slices.push_back({C.Index, S.I->getEngine(), S.I->getName().str(), ES.Start,
                       Ev.T - ES.Start});
   if (S.SignalCore >= 0) {
     uint32_t VC = NoIndex;
@@ -267,7 +267,7 @@ void SubgraphSim::onFinish(const Event &Ev) {
     analysis::CostModel Cost(O.Cost);
     Events.push(Event{Ev.T + Cost.params().SemaphoreSignalNs, EventSeq++, 1,
                       uint16_t(S.SignalCore), 0, S.SignalSem, VC,
-                      (uint32_t(C.Core) << 24) | ES.Cur.S});
+                      (uint32_t(C.Index) << 24) | ES.Cur.S});
   }
   ES.St = EngState::Idle;
   ES.VC = NoIndex;

@@ -29,6 +29,9 @@ static uint64_t hashName(uint64_t Seed, llvm::StringRef Name, int64_t Core) {
 
 static void seedStorage(Storage &S, uint64_t Seed) {
   uint64_t H = hashName(Seed, S.Name, S.Owner ? int64_t(*S.Owner) : -1);
+  // In a launch, each device's storages get their own values.
+  if (S.Device)
+    H = mix(H ^ (uint64_t(*S.Device + 1) << 32));
   unsigned Size = getDataTypeSize(S.Type);
   uint64_t Elems = S.BytesPerPartition / Size;
   uint8_t *D = S.Data.data();
@@ -58,6 +61,7 @@ static void seedStorage(Storage &S, uint64_t Seed) {
 }
 
 llvm::Error SubgraphSim::makeStorages() {
+  unsigned Dev = 0;
   auto Add = [&](const MemoryLocation &L,
                  std::optional<unsigned> Owner) -> llvm::Expected<Storage *> {
     uint64_t Bytes = uint64_t(L.getNumPartitions()) * L.getBytesPerPartition();
@@ -72,16 +76,28 @@ llvm::Error SubgraphSim::makeStorages() {
     S->Id = Storages.size();
     S->Name = L.getName().str();
     S->Owner = Owner;
+    if (Launch)
+      S->Device = Dev;
     S->Loc = &L;
     S->Kind = L.getKind();
     S->Type = L.getType();
     S->Partitions = L.getNumPartitions();
     S->BytesPerPartition = L.getBytesPerPartition();
-    S->Data.assign(Bytes, 0);
+    // A constant starts with its bytes (docs/bir.md "Memory locations").
+    if (L.hasInitialData()) {
+      S->Data.assign(L.getInitialData().begin(), L.getInitialData().end());
+      S->AllInit = true;
+    } else {
+      S->Data.assign(Bytes, 0);
+    }
     Storages.push_back(std::move(S));
     return Storages.back().get();
   };
+  // SharedDRAM is per device (docs/simulator.md, "Launches").
+  Shared.resize(NumDevices);
   for (CoreSim &C : Cores) {
+    Dev = C.Device;
+    llvm::StringMap<Storage *> &Shared = this->Shared[C.Device];
     for (const auto &L : C.M->getMemoryLocations().locations()) {
       if (L->isRemote())
         continue;
@@ -93,8 +109,8 @@ llvm::Error SubgraphSim::makeStorages() {
               S->BytesPerPartition != L->getBytesPerPartition())
             return fail(FailureKind::Error,
                         "SharedDRAM location '" + L->getName() +
-                            "' has a different type or shape on core " +
-                            llvm::Twine(C.Core));
+                            "' has a different type or shape on " +
+                            coreName(C));
           C.StorageOf[L.get()] = S;
           continue;
         }
@@ -116,17 +132,18 @@ llvm::Error SubgraphSim::makeStorages() {
       if (!L->isRemote())
         continue;
       const RemoteRef &R = *L->getRemote();
+      std::optional<unsigned> PeerCore = peer(C, R.Core);
       const MemoryLocation *Peer =
-          R.Core < Cores.size()
-              ? Cores[R.Core].M->getMemoryLocations().getMemlocByName(R.MemLoc)
-              : nullptr;
+          PeerCore ? Cores[*PeerCore].M->getMemoryLocations().getMemlocByName(
+                         R.MemLoc)
+                   : nullptr;
       if (!Peer || Peer->isRemote())
         return fail(FailureKind::Error,
-                    "remote location '" + L->getName() + "' of core " +
-                        llvm::Twine(C.Core) + " names '" + R.MemLoc +
-                        "' of core " + llvm::Twine(R.Core) +
+                    "remote location '" + L->getName() + "' of " +
+                        coreName(C) + " names '" + R.MemLoc + "' of core " +
+                        llvm::Twine(R.Core) +
                         ", which has no such local location");
-      C.StorageOf[L.get()] = Cores[R.Core].StorageOf[Peer];
+      C.StorageOf[L.get()] = Cores[*PeerCore].StorageOf[Peer];
     }
   return llvm::Error::success();
 }
@@ -174,6 +191,8 @@ llvm::Error SubgraphSim::makeStatics(CoreSim &C) {
       S.Accumulate = D->isAccumulate();
     if (auto *Mm = llvm::dyn_cast<InstMatmul>(&I))
       S.Accumulate = Mm->isAccumulate();
+    if (auto *TR = llvm::dyn_cast<InstTensorReduce>(&I))
+      S.Accumulate = TR->isAccumulate();
     if (I.getType() != InstructionType::TensorCompletion) {
       for (const OperandInfo &Op : S.Out) {
         S.BytesOut += Op.Bytes;
@@ -199,11 +218,11 @@ llvm::Error SubgraphSim::makeStatics(CoreSim &C) {
     case InstructionType::CoreBarrier:
       S.Sync = SyncKind::Barrier;
       for (unsigned Core : llvm::cast<InstCoreBarrier>(I).getCores())
-        S.ListMask |= 1u << Core;
+        S.ListMask |= uint64_t(1) << (C.Base + Core);
       break;
     case InstructionType::CollectiveCompute: {
       auto &CC = llvm::cast<InstCollectiveCompute>(I);
-      if (!CC.isLocal())
+      if (!CC.isLocal() && !Launch)
         return fail(FailureKind::Error,
                     "collective '" + I.getName() + "' on core " +
                         llvm::Twine(C.Core) +
@@ -211,18 +230,39 @@ llvm::Error SubgraphSim::makeStatics(CoreSim &C) {
                         "which bir-sim does not simulate");
       if (CC.getKind() == CollectiveKind::AllToAllV)
         return fail(FailureKind::Error,
-                    "collective '" + I.getName() + "' on core " +
-                        llvm::Twine(C.Core) +
+                    "collective '" + I.getName() + "' on " + coreName(C) +
                         ": AllToAllV has no element semantics (its per-peer "
                         "sizes are not in BIR), so bir-sim cannot run it");
       S.Sync = SyncKind::Collective;
-      for (unsigned Core : CC.getGroup()) {
-        if (Core >= Cores.size())
+      if (!CC.isLocal()) {
+        // Across devices: the group lists device ids, and the instance on
+        // core c meets core c of every other device of the group.
+        for (unsigned D : CC.getGroup()) {
+          if (D >= NumDevices)
+            return fail(FailureKind::Error,
+                        "collective '" + I.getName() + "' on " + coreName(C) +
+                            " names device " + llvm::Twine(D) +
+                            ", which the launch does not have");
+          if (S.ListMask & (uint64_t(1) << (DeviceBase[D] + C.Core)))
+            return fail(FailureKind::Error,
+                        "collective '" + I.getName() + "' on " + coreName(C) +
+                            " lists device " + llvm::Twine(D) + " twice");
+          S.ListMask |= uint64_t(1) << (DeviceBase[D] + C.Core);
+        }
+        if (!llvm::is_contained(CC.getGroup(), C.Device))
           return fail(FailureKind::Error,
-                      "collective '" + I.getName() + "' on core " +
-                          llvm::Twine(C.Core) + " names core " +
-                          llvm::Twine(Core) + ", which does not exist");
-        S.ListMask |= 1u << Core;
+                      "collective '" + I.getName() + "' on " + coreName(C) +
+                          " has a group that does not list its own device");
+        break;
+      }
+      for (unsigned Core : CC.getGroup()) {
+        std::optional<unsigned> G = peer(C, Core);
+        if (!G)
+          return fail(FailureKind::Error,
+                      "collective '" + I.getName() + "' on " + coreName(C) +
+                          " names core " + llvm::Twine(Core) +
+                          ", which does not exist");
+        S.ListMask |= uint64_t(1) << *G;
       }
       break;
     }
@@ -272,7 +312,17 @@ llvm::Error SubgraphSim::linkSync() {
                       .str()
                 : ("\x1e" + I.getName()).str();
         // A barrier's cores are a set; a collective's group is in rank order.
-        std::vector<unsigned> Members(Cores.begin(), Cores.end());
+        // Members are positions in this->Cores: in a launch, a local one's
+        // are its device's cores, a remote one's core C of each device of
+        // its group (docs/simulator.md, "Launches").
+        bool Remote = S.Sync == SyncKind::Collective &&
+                      !llvm::cast<InstCollectiveCompute>(I).isLocal();
+        if (Remote)
+          Key[0] = '\x1c';
+        std::vector<unsigned> Members;
+        for (unsigned M : Cores)
+          Members.push_back(Remote ? DeviceBase[M] + C.Core
+                                   : C.Base + M);
         if (S.Sync == SyncKind::Barrier)
           llvm::sort(Members);
         for (unsigned Core : Members)
@@ -293,34 +343,77 @@ llvm::Error SubgraphSim::linkSync() {
       if (auto *TC = llvm::dyn_cast<InstTensorCompletion>(&I)) {
         for (const CompletionWait &W : TC->getWaits()) {
           uint32_t Target = NoIndex;
-          if (W.Core < Cores.size()) {
-            auto It = Cores[W.Core].ByName.find(W.Instruction);
-            if (It != Cores[W.Core].ByName.end())
+          std::optional<unsigned> G = peer(C, W.Core);
+          if (G) {
+            auto It = Cores[*G].ByName.find(W.Instruction);
+            if (It != Cores[*G].ByName.end())
               Target = It->second;
           }
           if (Target == NoIndex)
             return fail(FailureKind::Error,
-                        "completion '" + I.getName() + "' on core " +
-                            llvm::Twine(C.Core) + " waits for '" +
-                            W.Instruction + "' on core " + llvm::Twine(W.Core) +
-                            ", which does not exist");
-          S.Waits.push_back({W.Core, Target});
+                        "completion '" + I.getName() + "' on " + coreName(C) +
+                            " waits for '" + W.Instruction + "' on core " +
+                            llvm::Twine(W.Core) + ", which does not exist");
+          S.Waits.push_back({*G, Target});
         }
       }
       if (auto *CB = llvm::dyn_cast<InstCopyBase>(&I)) {
         if (const auto &Sig = CB->getSignal()) {
-          if (Sig->Core >= Cores.size())
+          std::optional<unsigned> G = peer(C, Sig->Core);
+          if (!G)
             return fail(FailureKind::Error,
-                        "copy '" + I.getName() + "' on core " +
-                            llvm::Twine(C.Core) + " signals core " +
-                            llvm::Twine(Sig->Core) + ", which does not exist");
-          S.SignalCore = Sig->Core;
-          S.SignalSem = Cores[Sig->Core].semIndex(Sig->Semaphore);
-          Cores[Sig->Core].Sems[S.SignalSem].Signallers.push_back({C.Core, Id});
+                        "copy '" + I.getName() + "' on " + coreName(C) +
+                            " signals core " + llvm::Twine(Sig->Core) +
+                            ", which does not exist");
+          S.SignalCore = *G;
+          S.SignalSem = Cores[*G].semIndex(Sig->Semaphore);
+          Cores[*G].Sems[S.SignalSem].Signallers.push_back({C.Index, Id});
         }
       }
     }
   }
+  return llvm::Error::success();
+}
+
+/// Every member of a collective across devices must run the same
+/// instruction: a collective of the same name on the same core, not local,
+/// with the same group. Checked before the run, so that a launch whose
+/// devices disagree fails with the disagreement, not with a deadlock.
+llvm::Error SubgraphSim::checkRemoteGroups() {
+  auto GroupText = [](llvm::ArrayRef<unsigned> G) {
+    std::string T = "[";
+    for (unsigned D : G)
+      T += (T.size() > 1 ? ", " : "") + std::to_string(D);
+    return T + "]";
+  };
+  for (const CoreSim &C : Cores)
+    for (const StaticInst &S : C.Insts) {
+      const auto *CC = llvm::dyn_cast<InstCollectiveCompute>(S.I);
+      if (!CC || CC->isLocal())
+        continue;
+      for (unsigned D : CC->getGroup()) {
+        if (D == C.Device)
+          continue;
+        const CoreSim &P = Cores[DeviceBase[D] + C.Core];
+        std::string Head = ("collective '" + CC->getName() + "' on " +
+                            coreName(C) + " has the group of devices " +
+                            GroupText(CC->getGroup()) + ", but " + coreName(P))
+                               .str();
+        auto It = P.ByName.find(CC->getName());
+        const auto *PC =
+            It == P.ByName.end()
+                ? nullptr
+                : llvm::dyn_cast<InstCollectiveCompute>(P.Insts[It->second].I);
+        if (!PC)
+          return fail(FailureKind::Error,
+                      Head + " has no collective of that name");
+        if (PC->isLocal())
+          return fail(FailureKind::Error, Head + " has a local one");
+        if (PC->getGroup() != CC->getGroup())
+          return fail(FailureKind::Error,
+                      Head + " has " + GroupText(PC->getGroup()));
+      }
+    }
   return llvm::Error::success();
 }
 
@@ -353,10 +446,10 @@ llvm::Error SubgraphSim::prewalk(CoreSim &C) {
     uint64_t N = C.BlockInsts[B].size();
     if (Steps + N > O.MaxSteps)
       return fail(FailureKind::Error,
-                  llvm::formatv("core {0} runs more than --max-steps={1} "
+                  llvm::formatv("{0} runs more than --max-steps={1} "
                                 "instruction executions (still running block "
                                 "'{2}')",
-                                C.Core, O.MaxSteps,
+                                coreName(C), O.MaxSteps,
                                 C.M->getBlock(B)->getName())
                       .str());
     Steps += N;
@@ -402,11 +495,11 @@ llvm::Error SubgraphSim::prewalk(CoreSim &C) {
     Work = llvm::SaturatingAdd(Work, BlockWork[B]);
     if (Work > O.MaxWork)
       return fail(FailureKind::Error,
-                  llvm::formatv("core {0} does more than --max-work={1} "
+                  llvm::formatv("{0} does more than --max-work={1} "
                                 "units of work (bytes read and written, "
                                 "matmul multiply-adds; still running block "
                                 "'{2}')",
-                                C.Core, O.MaxWork, C.M->getBlock(B)->getName())
+                                coreName(C), O.MaxWork, C.M->getBlock(B)->getName())
                       .str());
     B = nextBlock(C, B, Counters);
   }
@@ -421,7 +514,8 @@ llvm::Error SubgraphSim::prewalk(CoreSim &C) {
 llvm::Error SubgraphSim::applyInputs() {
   for (const InputValue &In : O.Inputs) {
     for (CoreSim &C : Cores) {
-      if (In.Core && *In.Core != C.Core)
+      if ((In.Core && *In.Core != C.Core) ||
+          (In.Device && *In.Device != C.Device))
         continue;
       const MemoryLocation *L =
           C.M->getMemoryLocations().getMemlocByName(In.Name);
@@ -482,26 +576,46 @@ llvm::Error SubgraphSim::applyInputs() {
 }
 
 llvm::Error SubgraphSim::setup() {
-  unsigned Lnc = Cores.front().M->getPassOptions().LncSize;
-  if (Cores.size() != Lnc)
-    return fail(FailureKind::Error,
-                llvm::formatv("subgraph {0} has {1} module(s) for lnc_size "
-                              "{2}; split it first (lnc_splitter)",
-                              Subgraph, Cores.size(), Lnc)
-                    .str());
-  for (unsigned I = 0; I < Cores.size(); ++I)
-    if (Cores[I].Core != I)
+  for (unsigned D = 0; D < NumDevices; ++D) {
+    const CoreSim &First = Cores[DeviceBase[D]];
+    std::string Where = Launch ? ("device " + llvm::Twine(D) + " subgraph " +
+                                  llvm::Twine(Subgraph))
+                                     .str()
+                               : ("subgraph " + llvm::Twine(Subgraph)).str();
+    unsigned Lnc = First.M->getPassOptions().LncSize;
+    if (DeviceSize[D] != Lnc)
       return fail(FailureKind::Error,
-                  "subgraph " + llvm::Twine(Subgraph) +
-                      " has no module for core " + llvm::Twine(I));
-  if (Cores.size() > 32)
+                  llvm::formatv("{0} has {1} module(s) for lnc_size "
+                                "{2}; split it first (lnc_splitter)",
+                                Where, DeviceSize[D], Lnc)
+                      .str());
+    if (DeviceSize[D] != DeviceSize.front())
+      return fail(FailureKind::Error,
+                  llvm::formatv("{0} has {1} core(s), device 0 {2}", Where,
+                                DeviceSize[D], DeviceSize.front())
+                      .str());
+    for (unsigned I = 0; I < DeviceSize[D]; ++I)
+      if (Cores[First.Base + I].Core != I)
+        return fail(FailureKind::Error,
+                    Where + " has no module for core " + llvm::Twine(I));
+  }
+  if (!Launch && Cores.size() > 32)
     return fail(FailureKind::Error, "more than 32 cores");
+  // The rendezvous masks have a bit per core of the launch.
+  if (Cores.size() > 64)
+    return fail(FailureKind::Error,
+                llvm::formatv("the launch has {0} cores (devices times "
+                              "lnc_size); bir-sim simulates at most 64",
+                              Cores.size())
+                    .str());
   NumThreads = Cores.size() * NumEngines;
   if (llvm::Error E = makeStorages())
     return E;
   for (CoreSim &C : Cores)
     if (llvm::Error E = makeStatics(C))
       return E;
+  if (llvm::Error E = checkRemoteGroups())
+    return E;
   if (llvm::Error E = linkSync())
     return E;
   for (CoreSim &C : Cores)
@@ -509,6 +623,9 @@ llvm::Error SubgraphSim::setup() {
       return E;
   SeedCache.resize(Storages.size());
   for (auto &S : Storages) {
+    // A location with initial data is a constant, not an input.
+    if (S->Loc && S->Loc->hasInitialData())
+      S->Seeded = false;
     if (!S->Seeded)
       continue;
     std::vector<uint8_t> &Cached = SeedCache[S->Id];
@@ -525,6 +642,7 @@ llvm::Error SubgraphSim::setup() {
   for (CoreSim &C : Cores) {
     C.Rep.Subgraph = Subgraph;
     C.Rep.Core = C.Core;
+    C.Rep.Device = C.Device;
     for (const std::string &N : CollNames)
       C.Rep.CollectiveBytes.push_back({N, 0});
   }
