@@ -2,8 +2,9 @@
 //
 // bir-opt [options] <program.json | ->
 //
-// Loads and verifies a program, runs the passes of --passes in order,
-// verifies the result and writes it as JSON or as the text form. Exit status: 0
+// Loads and verifies a program (or a launch document: every device's
+// program), runs the passes of --passes in order, verifies the result and
+// writes it as JSON or as the text form. Exit status: 0
 // on success, 1 for bad input (including a pass that fails on it), 2 for bad
 // usage.
 //
@@ -12,6 +13,7 @@
 #include "loom/bir/ir/Printer.h"
 #include "loom/bir/ir/Verifier.h"
 #include "loom/bir/json/BirJson.h"
+#include "loom/bir/json/LaunchJson.h"
 #include "loom/bir/passes/Pass.h"
 #include "loom/bir/passes/PassManager.h"
 #include "loom/bir/passes/Pipeline.h"
@@ -168,7 +170,8 @@ const char Overview[] =
     "runs backend (BIR) passes over a program\n\n"
     "  Loads a program in the JSON form of docs/bir.md, applies --lnc and\n"
     "  --target, verifies it, runs --passes in order (or the pipeline of\n"
-    "  --pipeline), verifies the result and writes it.\n"
+    "  --pipeline), verifies the result and writes it. A launch document\n"
+    "  has the passes run on every device's program.\n"
     "  Exit status: 0 success, 1 bad input or a failing pass, 2 bad usage.\n";
 
 int failUsage(const llvm::Twine &Msg) {
@@ -281,6 +284,60 @@ void render(llvm::raw_ostream &OS, const Program &P) {
     printProgram(OS, P);
 }
 
+/// The text form of a launch: every device's program under a header line.
+void renderLaunch(llvm::raw_ostream &OS, const Launch &L) {
+  if (Emit == EmitKind::Json) {
+    writeLaunch(OS, L);
+    return;
+  }
+  for (const LaunchDevice &D : L.Devices) {
+    if (D.Device != 0)
+      OS << "\n";
+    OS << "// device " << D.Device << " (replica " << D.Replica
+       << ", partition " << D.Partition << ")\n";
+    printProgram(OS, D.Modules);
+  }
+}
+
+/// A launch document: the passes run on every device's program in device
+/// order, then the launch is verified again (its bindings name locations of
+/// the programs the passes changed) and written as a launch.
+int runOnLaunch(llvm::StringRef Text, llvm::StringRef FileName,
+                const LoadOptions &Opts, bool UsePipeline, PassManager &Passes) {
+  std::string InputPrefix = (FileName + ": ").str();
+  if (CheckEquivalence)
+    return failUsage("--check-equivalence compares two programs; it does not "
+                     "take a launch document");
+  llvm::Expected<Launch> L = parseLaunch(Text, FileName, Opts);
+  if (!L)
+    return failInput(L.takeError());
+  if (UsePipeline) {
+    llvm::Expected<PassManager> PM = createDefaultPipeline(L->Arch);
+    if (!PM)
+      return failInput(PM.takeError(), InputPrefix);
+    Passes = std::move(*PM);
+  }
+  for (LaunchDevice &D : L->Devices) {
+    llvm::Expected<bool> Changed = Passes.run(D.Modules);
+    if (!Changed) {
+      if (llvm::AreStatisticsEnabled())
+        Passes.getContext().printStatistics(llvm::errs());
+      return failInput(Changed.takeError(),
+                       InputPrefix + "device " + std::to_string(D.Device) +
+                           ": ");
+    }
+  }
+  if (llvm::AreStatisticsEnabled())
+    Passes.getContext().printStatistics(llvm::errs());
+  if (!Passes.empty())
+    if (llvm::Error E = verifyLaunch(*L))
+      return failInput(std::move(E), InputPrefix + "after the passes: ");
+  if (llvm::Error E = writeOutputAtomically(
+          OutputFilename, [&](llvm::raw_ostream &OS) { renderLaunch(OS, *L); }))
+    return failInput(std::move(E));
+  return 0;
+}
+
 } // namespace
 
 /// LLVM's Support library owns the --stats flag (llvm::AreStatisticsEnabled);
@@ -342,10 +399,12 @@ int main(int argc, char **argv) {
   LoadOptions Opts = Common.getLoadOptions();
   llvm::StringRef FileName =
       InputFilename == "-" ? llvm::StringRef("<stdin>") : InputFilename;
+  std::string InputPrefix = (FileName + ": ").str();
+  if (getDocumentKind(*Text) == DocumentKind::Launch)
+    return runOnLaunch(*Text, FileName, Opts, UsePipeline, *Passes);
   llvm::Expected<Program> P = parseProgram(*Text, FileName, Opts);
   if (!P)
     return failInput(P.takeError());
-  std::string InputPrefix = (FileName + ": ").str();
 
   Target T = P->front()->getPassOptions().Arch;
   if (UsePipeline) {

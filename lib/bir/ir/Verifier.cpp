@@ -968,9 +968,7 @@ const Instruction *SubgraphVerifier::findInstruction(unsigned Core,
     return nullptr;
   auto [It, New] = Names.try_emplace(Core);
   if (New)
-    for (const auto &BB : Mod->blocks())
-      for (const auto &I : *BB)
-        It->second[I->getName()] = I.get();
+    Mod->walk([&](Instruction &I) { It->second[I.getName()] = &I; });
   return It->second.lookup(Name);
 }
 

@@ -42,13 +42,28 @@ bool renumberCoreBarriers(Program &P, unsigned Subgraph) {
   return Changed;
 }
 
+bool isHandledByLowering(const InstCollectiveCompute &CC) {
+  return CC.isLocal() || CC.getKind() >= CollectiveKind::ReduceScatter;
+}
+
+std::vector<unsigned> getFenceCores(const InstCollectiveCompute &CC) {
+  if (CC.isLocal())
+    return CC.getGroup().vec();
+  std::vector<unsigned> All;
+  const Module *M = CC.getModule();
+  unsigned Lnc = M ? M->getPassOptions().LncSize : 1;
+  for (unsigned Core = 0; Core < Lnc; ++Core)
+    All.push_back(Core);
+  return All;
+}
+
 PrecedingMap getPrecedingCoreBarrierOrLocalCCMap(const Module &M) {
   PrecedingMap Map;
   for (const auto &BB : M.blocks()) {
     const Instruction *Last = nullptr;
     for (const auto &I : *BB) {
       const auto *CC = llvm::dyn_cast<InstCollectiveCompute>(I.get());
-      if (CC && CC->isLocal()) {
+      if (CC && isHandledByLowering(*CC)) {
         Map[CC] = Last;
         Last = CC;
       } else if (llvm::isa<InstCoreBarrier>(I.get())) {
@@ -95,14 +110,15 @@ bool precededByLocalCC(const InstCollectiveCompute &CC,
     return false;
   if (!llvm::is_contained(CC.dependencies(), Prev))
     return false;
+  std::vector<unsigned> Fence = getFenceCores(CC);
   if (const auto *CB = llvm::dyn_cast<InstCoreBarrier>(Prev)) {
-    if (!covers(CB->getCores(), CC.getGroup()))
+    if (!covers(CB->getCores(), Fence))
       return false;
   } else {
-    // A local collective lowered or fenced in the same run ends with a
-    // barrier over its group, which CC then waits on instead.
+    // A collective lowered or fenced in the same run ends with a barrier
+    // over its fence cores, which CC then waits on instead.
     const auto &P = llvm::cast<InstCollectiveCompute>(*Prev);
-    if (!covers(P.getGroup(), CC.getGroup()))
+    if (!covers(getFenceCores(P), Fence))
       return false;
   }
   // Every other dependency of CC must happen before the fence: Prev waits
@@ -129,9 +145,10 @@ bool precededByLocalCC(const InstCollectiveCompute &CC,
 }
 
 bool followedByCoreBarrier(const InstCollectiveCompute &CC) {
+  std::vector<unsigned> Fence = getFenceCores(CC);
   for (const Instruction *U : CC.users()) {
     const auto *CB = llvm::dyn_cast<InstCoreBarrier>(U);
-    if (!CB || !covers(CB->getCores(), CC.getGroup()))
+    if (!CB || !covers(CB->getCores(), Fence))
       continue;
     if (llvm::all_of(CC.users(), [&](const Instruction *V) {
           return V == CB || llvm::is_contained(V->dependencies(), CB);

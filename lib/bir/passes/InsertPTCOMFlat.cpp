@@ -395,9 +395,7 @@ std::string getPTCOMName(llvm::StringRef Location, unsigned K) {
 
 llvm::StringMap<const Instruction *> indexInstructions(const Module &M) {
   llvm::StringMap<const Instruction *> Names;
-  for (const std::unique_ptr<BasicBlock> &B : M.blocks())
-    for (const std::unique_ptr<Instruction> &I : *B)
-      Names[I->getName()] = I.get();
+  M.walk([&](Instruction &I) { Names[I.getName()] = &I; });
   return Names;
 }
 

@@ -39,6 +39,9 @@
 //   %x = CollectiveCompute kind=AllGather deps=(D, %x_cb_begin)
 //   %x_cb_end = CoreBarrier deps=(%x)
 //
+// A non-local collective of kind >= 3 is fenced the same way, with
+// cores=[0..lnc-1]: its group lists ranks of a wider job, not cores.
+//
 // In every case the users of the collective also wait for %_cb_end, and no
 // %_cb_begin is added where the instruction directly before already fences
 // the collective on every core (precededByLocalCC).
@@ -132,6 +135,9 @@ struct GroupPlan {
   /// a barrier on every core gets none after.
   bool SkipBegin = false;
   bool SkipEnd = false;
+  /// The cores of the fences: the group, or every core for a non-local
+  /// collective (getFenceCores).
+  std::vector<unsigned> FenceCores;
 };
 
 bool sameShape(const AccessPattern &A, const AccessPattern &B) {
@@ -347,14 +353,13 @@ Lowerer::extractAndGroupCCOps(SubgraphInfo &S) {
   std::map<unsigned, llvm::StringMap<InstCollectiveCompute *>> ByName;
   std::vector<std::pair<unsigned, InstCollectiveCompute *>> Order;
   for (auto [Core, M] : S.ByCore)
-    for (const auto &BB : M->blocks())
-      for (const auto &I : *BB) {
-        auto *CC = llvm::dyn_cast<InstCollectiveCompute>(I.get());
-        if (!CC || !CC->isLocal())
-          continue;
-        ByName[Core][CC->getName()] = CC;
-        Order.push_back({Core, CC});
-      }
+    M->walk([&, Core = Core](Instruction &I) {
+      auto *CC = llvm::dyn_cast<InstCollectiveCompute>(&I);
+      if (!CC || !isHandledByLowering(*CC))
+        return;
+      ByName[Core][CC->getName()] = CC;
+      Order.push_back({Core, CC});
+    });
   std::vector<GroupPlan> Groups;
   llvm::DenseSet<const InstCollectiveCompute *> Seen;
   for (auto [Core, CC] : Order) {
@@ -363,9 +368,13 @@ Lowerer::extractAndGroupCCOps(SubgraphInfo &S) {
     GroupPlan G;
     G.Name = CC->getName().str();
     llvm::ArrayRef<unsigned> Group = CC->getGroup();
+    // A local collective meets the copies on the cores of its group; a
+    // non-local one (fenced only) the copies on every core, which
+    // lnc_splitter made from one module.
+    G.FenceCores = getFenceCores(*CC);
     std::string Where = "collective '" + G.Name + "' (group " +
                         coreList(Group) + ")";
-    for (unsigned Peer : Group) {
+    for (unsigned Peer : G.FenceCores) {
       auto MIt = S.ByCore.find(Peer);
       InstCollectiveCompute *Copy =
           MIt == S.ByCore.end() ? nullptr : ByName[Peer].lookup(G.Name);
@@ -676,7 +685,7 @@ Lowerer::beginBarrier(SubgraphInfo &S, GroupPlan &G, InstCollectiveCompute &CC,
     return Deps.vec();
   InstCoreBarrier *Begin = newBarrier(
       *CC.getBasicBlock(), CC.getIterator(), instName(S, G, "cb_begin"),
-      CC.getGroup().vec(), syncEngine(CC));
+      G.FenceCores, syncEngine(CC));
   for (Instruction *D : Deps)
     Begin->addDependency(D);
   return {Begin};
@@ -907,8 +916,8 @@ void Lowerer::insertFences(SubgraphInfo &S, GroupPlan &G, unsigned Rank) {
   if (G.SkipEnd)
     return;
   InstCoreBarrier *End = newBarrier(
-      BB, std::next(CC.getIterator()), instName(S, G, "cb_end"),
-      CC.getGroup().vec(), syncEngine(CC));
+      BB, std::next(CC.getIterator()), instName(S, G, "cb_end"), G.FenceCores,
+      syncEngine(CC));
   End->addDependency(&CC);
   for (Instruction *U : Users)
     U->addDependency(End);
@@ -961,28 +970,27 @@ std::vector<SubgraphInfo> collectSubgraphs(const Program &P) {
   return Out;
 }
 
-bool hasLocalCollective(const Module &M) {
-  for (const auto &BB : M.blocks())
-    for (const auto &I : *BB)
-      if (const auto *CC = llvm::dyn_cast<InstCollectiveCompute>(I.get()))
-        if (CC->isLocal())
-          return true;
-  return false;
+bool hasHandledCollective(const Module &M) {
+  bool Found = false;
+  M.walk([&](Instruction &I) {
+    if (const auto *CC = llvm::dyn_cast<InstCollectiveCompute>(&I))
+      Found |= isHandledByLowering(*CC);
+  });
+  return Found;
 }
 
 void collectNames(SubgraphInfo &S) {
   for (auto [Core, M] : S.ByCore) {
     for (const auto &L : M->getMemoryLocations().locations())
       S.LocNames.add(L->getName());
-    for (const auto &BB : M->blocks())
-      for (const auto &I : *BB) {
-        S.InstNames.add(I->getName());
-        if (const auto *W = llvm::dyn_cast<InstSemaphoreWait>(I.get()))
-          S.Semaphores.add(W->getSemaphore());
-        if (const auto *C = llvm::dyn_cast<InstCopyBase>(I.get()))
-          if (C->getSignal())
-            S.Semaphores.add(C->getSignal()->Semaphore);
-      }
+    M->walk([&](Instruction &I) {
+      S.InstNames.add(I.getName());
+      if (const auto *W = llvm::dyn_cast<InstSemaphoreWait>(&I))
+        S.Semaphores.add(W->getSemaphore());
+      if (const auto *C = llvm::dyn_cast<InstCopyBase>(&I))
+        if (C->getSignal())
+          S.Semaphores.add(C->getSignal()->Semaphore);
+    });
   }
 }
 
@@ -1010,6 +1018,10 @@ std::string describePlan(const GroupPlan &G, unsigned Rank) {
            ", " + Split;
   }
   case Lowering::Fence:
+    if (!Mb.CC->isLocal())
+      return Kind + " (not local: group " + coreList(Mb.CC->getGroup()) +
+             ") kept and fenced by barriers over every core of the logical "
+             "core: kinds >= 3 are fenced, not decomposed";
     return Kind + " kept and fenced by barriers over its group: kinds >= 3 "
                   "are fenced, not decomposed";
   }
@@ -1029,9 +1041,11 @@ llvm::Expected<bool> LowerLocalCollectives::run(Program &Modules) {
   if (wantsRemarks())
     Modules.walk([&](Instruction &I) {
       if (const auto *CC = llvm::dyn_cast<InstCollectiveCompute>(&I))
-        if (!CC->isLocal())
-          remark(I, "not local (group " + coreList(CC->getGroup()) +
-                        " lists ranks of a wider job): left untouched");
+        if (!isHandledByLowering(*CC))
+          remark(I, enumName(CC->getKind()) + " not local (group " +
+                        coreList(CC->getGroup()) +
+                        " lists ranks of a wider job): left untouched, "
+                        "kinds 0 to 2 are lowered only when local");
     });
   unsigned Lnc = Modules[0]->getPassOptions().LncSize;
   if (Lnc == 1)
@@ -1048,7 +1062,7 @@ llvm::Expected<bool> LowerLocalCollectives::run(Program &Modules) {
   for (size_t I = 0; I < Subgraphs.size(); ++I) {
     SubgraphInfo &S = Subgraphs[I];
     if (llvm::none_of(S.ByCore, [](const auto &E) {
-          return hasLocalCollective(*E.second);
+          return hasHandledCollective(*E.second);
         }))
       continue;
     if (S.ByCore.size() != Lnc)

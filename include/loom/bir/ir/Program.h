@@ -89,6 +89,15 @@ public:
   template <typename... Args> std::unique_ptr<Module> &emplace_back(Args &&...A) {
     return Modules.emplace_back(std::forward<Args>(A)...);
   }
+  iterator insert(const_iterator Pos, std::unique_ptr<Module> M) {
+    return Modules.insert(Pos, std::move(M));
+  }
+  iterator erase(const_iterator Pos) { return Modules.erase(Pos); }
+  iterator erase(const_iterator First, const_iterator Last) {
+    return Modules.erase(First, Last);
+  }
+  std::unique_ptr<Module> *data() { return Modules.data(); }
+  const std::unique_ptr<Module> *data() const { return Modules.data(); }
   void reserve(size_type N) { Modules.reserve(N); }
   void clear() { Modules.clear(); }
 

@@ -35,8 +35,18 @@ InstCoreBarrier *insertCoreBarrier(BasicBlock &BB, BasicBlock::iterator Pos,
 /// changed.
 bool renumberCoreBarriers(Program &P, unsigned Subgraph);
 
-/// For each local collective of M, the nearest earlier instruction of its
-/// block that is a CoreBarrier or a local collective, or null.
+/// True for the collectives lower_local_collectives lowers or fences: the
+/// local ones, and the non-local ones of kind >= 3, which it fences over
+/// every core of the logical core (docs/local-collectives.md).
+bool isHandledByLowering(const InstCollectiveCompute &CC);
+
+/// The cores a collective's fences span: its group when it is local, every
+/// core 0..lnc_size-1 of its module otherwise.
+std::vector<unsigned> getFenceCores(const InstCollectiveCompute &CC);
+
+/// For each collective of M that isHandledByLowering, the nearest earlier
+/// instruction of its block that is a CoreBarrier or such a collective, or
+/// null.
 using PrecedingMap = llvm::MapVector<const InstCollectiveCompute *,
                                      const Instruction *>;
 PrecedingMap getPrecedingCoreBarrierOrLocalCCMap(const Module &M);
@@ -45,13 +55,13 @@ PrecedingMap getPrecedingCoreBarrierOrLocalCCMap(const Module &M);
 /// sits directly before it, CC waits on it, that instruction waits for
 /// every other dependency of CC (directly or through other dependencies,
 /// among its nearest 4096 ancestors), and it is either a CoreBarrier over at
-/// least CC's group or a local collective over at least CC's group, whose
-/// lowering ends with a barrier over that group. For CC on a DMA queue, the
+/// least CC's fence cores or a collective whose fence cores include them,
+/// whose lowering ends with a barrier over them. For CC on a DMA queue, the
 /// queue's previous instruction in the block is covered the same way.
 bool precededByLocalCC(const InstCollectiveCompute &CC,
                        const PrecedingMap &Map);
 
-/// True if CC is fenced after: a CoreBarrier over at least CC's group
+/// True if CC is fenced after: a CoreBarrier over at least CC's fence cores
 /// waits on CC, and every other user of CC waits on that barrier.
 bool followedByCoreBarrier(const InstCollectiveCompute &CC);
 

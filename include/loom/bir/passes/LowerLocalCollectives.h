@@ -9,8 +9,9 @@
 //   SendRecvCCE  the same swap, always DMACopy;
 //   AllReduce    reduce-scatter then all-gather with DMA copies;
 //   other kinds  fenced by a barrier before and after, and kept.
-// Non-local collectives are left alone; lnc_size 1 changes nothing. The
-// decisions are in docs/local-collectives.md.
+// Non-local collectives of kind >= 3 are fenced the same way over every core
+// of the logical core; non-local kinds 0 to 2 are left alone; lnc_size 1
+// changes nothing. The decisions are in docs/local-collectives.md.
 //
 // Options (BackendOptions): --sendrecv-to-gpsimd-max-bpp,
 // --enable-remote-semaphore-dma, --sendrecv-engine.
