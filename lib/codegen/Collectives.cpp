@@ -68,8 +68,11 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
       return notLowered(I, llvm::toString(D.takeError()));
     Dim = *D;
   }
-  if (!Reduce && !(ToAll && !Dim) && I.operand_count() != 1)
-    return notLowered(I, "a combined collective of several operands");
+  // A combined all-gather or reduce-scatter is one per operand; a rank-0
+  // operand (torch-xla's token-like scalar) passes through unchanged, as in
+  // the interpreter.
+  if (ToAll && Dim && I.operand_count() != 1)
+    return notLowered(I, "a combined array all-to-all of several operands");
   // The module header may not give the launch size the shapes were
   // written for: the result must have the elements the group implies.
   for (size_t K = 0; K < I.operands().size(); ++K) {
@@ -81,12 +84,13 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
     if (!OS.IsArray() || !RS.IsArray())
       return notLowered(I, "operands and results must be arrays");
     uint64_t In = OS.element_count(), Want = In;
-    if (Gather)
+    bool Scalar = OS.rank() == 0;
+    if (Gather && !Scalar)
       Want = In * n;
-    else if (Scatter)
+    else if (Scatter && !Scalar)
       Want = In % n ? 0 : In / n;
     if (static_cast<uint64_t>(RS.element_count()) != Want ||
-        (Scatter && In % n))
+        (Scatter && !Scalar && In % n))
       return notLowered(I, "its shapes do not fit its group of " +
                                llvm::Twine(n) +
                                " device(s); give the launch size with "
@@ -161,63 +165,68 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
     for (size_t K = 0; K < n; ++K)
       move(I, Recv, K * E, {{1, E}}, Outs[K], 0, {{1, E}});
   } else {
-    if (Ops.size() != 1)
-      return notLowered(I, "a combined collective of several operands");
-    const Shape &OS = I.operand(0)->shape();
-    int64_t D = *Dim;
-    uint64_t Outer = 1, Inner = 1;
-    for (int64_t K = 0; K < OS.rank(); ++K)
-      (K < D ? Outer : Inner) *= OS.dimensions(K);
-    int In = Ops[0].Buf;
-    uint64_t E = Bufs[In].Elems;
-    DataType T = Bufs[In].T;
-    if (Gather) {
-      // out viewed as [Outer][n][Inner] from the gathered [n][Outer*Inner].
-      if (Outer == 1) {
-        collective(In, Outs[0], E, "");
-      } else {
-        int G = newBuffer((I.name() + ".gathered").str(), T, n * E);
-        collective(In, G, E, "");
-        barrier((I.name() + ".gathered").str());
-        move(I, G, 0,
-             {{static_cast<int64_t>(Inner), Outer},
-              {static_cast<int64_t>(E), n},
-              {1, Inner}},
-             Outs[0], 0, {{1, n * E}});
+    for (size_t Op = 0; Op < Ops.size(); ++Op) {
+      const Shape &OS = I.operand(Op)->shape();
+      std::string Tag = Ops.size() > 1 ? "." + std::to_string(Op) : "";
+      if (OS.rank() == 0) {
+        move(I, Ops[Op].Buf, 0, {{1, 1}}, Outs[Op], 0, {{1, 1}});
+        continue;
       }
-    } else {
-      // Scatter and array all-to-all: the operand as [n][Outer][Inner / n],
-      // block j being the part of dimension D that member j owns.
-      if (Inner % n)
-        return notLowered(I, "dimension does not split over the group");
-      uint64_t Part = Inner / n;
-      int Blocks = In;
-      if (Outer != 1) {
-        Blocks = newBuffer((I.name() + ".blocks").str(), T, E);
-        move(I, In, 0,
-             {{static_cast<int64_t>(Part), n},
-              {static_cast<int64_t>(Inner), Outer},
-              {1, Part}},
-             Blocks, 0, {{1, E}});
-        barrier((I.name() + ".blocks").str());
-      }
-      if (Scatter) {
-        collective(Blocks, Outs[0], E, "");
-      } else if (Outer == 1) {
-        collective(Blocks, Outs[0], E, "");
+      int64_t D = *Dim;
+      uint64_t Outer = 1, Inner = 1;
+      for (int64_t K = 0; K < OS.rank(); ++K)
+        (K < D ? Outer : Inner) *= OS.dimensions(K);
+      int In = Ops[Op].Buf;
+      uint64_t E = Bufs[In].Elems;
+      DataType T = Bufs[In].T;
+      if (Gather) {
+        // out viewed as [Outer][n][Inner] from the gathered [n][Outer*Inner].
+        if (Outer == 1) {
+          collective(In, Outs[Op], E, Tag);
+        } else {
+          int G = newBuffer((I.name() + Tag + ".gathered").str(), T, n * E);
+          collective(In, G, E, Tag);
+          barrier((I.name() + Tag + ".gathered").str());
+          move(I, G, 0,
+               {{static_cast<int64_t>(Inner), Outer},
+                {static_cast<int64_t>(E), n},
+                {1, Inner}},
+               Outs[Op], 0, {{1, n * E}});
+        }
       } else {
-        int Recv = newBuffer((I.name() + ".recv").str(), T, E);
-        collective(Blocks, Recv, E, "");
-        barrier((I.name() + ".recv").str());
-        // Received block j goes to part j of dimension D.
-        move(I, Recv, 0,
-             {{static_cast<int64_t>(Part), Outer},
-              {static_cast<int64_t>(Outer * Part), n},
-              {1, Part}},
-             Outs[0], 0, {{1, E}});
+        // Scatter and array all-to-all: the operand as [n][Outer][Inner / n],
+        // block j being the part of dimension D that member j owns.
+        if (Inner % n)
+          return notLowered(I, "dimension does not split over the group");
+        uint64_t Part = Inner / n;
+        int Blocks = In;
+        if (Outer != 1) {
+          Blocks = newBuffer((I.name() + Tag + ".blocks").str(), T, E);
+          move(I, In, 0,
+               {{static_cast<int64_t>(Part), n},
+                {static_cast<int64_t>(Inner), Outer},
+                {1, Part}},
+               Blocks, 0, {{1, E}});
+          barrier((I.name() + Tag + ".blocks").str());
+        }
+        if (Scatter) {
+          collective(Blocks, Outs[Op], E, Tag);
+        } else if (Outer == 1) {
+          collective(Blocks, Outs[Op], E, Tag);
+        } else {
+          int Recv = newBuffer((I.name() + Tag + ".recv").str(), T, E);
+          collective(Blocks, Recv, E, Tag);
+          barrier((I.name() + Tag + ".recv").str());
+          // Received block j goes to part j of dimension D.
+          move(I, Recv, 0,
+               {{static_cast<int64_t>(Part), Outer},
+                {static_cast<int64_t>(Outer * Part), n},
+                {1, Part}},
+               Outs[Op], 0, {{1, E}});
+        }
       }
     }
-  }
+    }
   barrier(I.name());
   return *Res;
 }
