@@ -62,13 +62,9 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 /// The repository root, from this file's path (unittests/bir-sim/...).
-std::string sourceRoot() {
-  llvm::SmallString<256> P(__FILE__);
-  llvm::sys::path::remove_filename(P); // bir-sim
-  llvm::sys::path::remove_filename(P); // unittests
-  llvm::sys::path::remove_filename(P); // root
-  return std::string(P);
-}
+// The build passes the source folder: __FILE__ is relative to the build
+// folder, and ctest runs the test from build/unittests.
+std::string sourceRoot() { return LOOM_SOURCE_DIR; }
 
 std::vector<std::string> jsonFiles(const std::string &Dir) {
   std::vector<std::string> Files;
