@@ -62,8 +62,6 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 /// The repository root, from this file's path (unittests/bir-sim/...).
-// The build passes the source folder: __FILE__ is relative to the build
-// folder, and ctest runs the test from build/unittests.
 std::string sourceRoot() { return LOOM_SOURCE_DIR; }
 
 std::vector<std::string> jsonFiles(const std::string &Dir) {
