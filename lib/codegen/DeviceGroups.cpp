@@ -32,18 +32,24 @@ bool hasGlobalDeviceIdsAttribute(HloOpcode Op) {
 
 llvm::Expected<std::vector<std::vector<int64_t>>>
 getDeviceGroups(const HloInstruction &I, LaunchSize L) {
-  bool Channel = hlo::GetChannelId(I).has_value();
-  bool Global = hlo::GetUseGlobalDeviceIds(I);
+  llvm::Expected<hlo::ReplicaGroups> RG = hlo::GetReplicaGroups(I);
+  if (!RG)
+    return RG.takeError();
+  return expandDeviceGroups(I, RG->groups, hlo::GetChannelId(I).has_value(),
+                            hlo::GetUseGlobalDeviceIds(I),
+                            hasGlobalDeviceIdsAttribute(I.opcode()), L);
+}
+
+llvm::Expected<std::vector<std::vector<int64_t>>>
+expandDeviceGroups(const HloInstruction &I,
+                   std::vector<std::vector<int64_t>> Groups, bool Channel,
+                   bool Global, bool HasGlobalAttribute, LaunchSize L) {
   Mode M = !Channel ? Mode::CrossReplica
-           : !hasGlobalDeviceIdsAttribute(I.opcode()) ? Mode::CrossPartition
+           : !HasGlobalAttribute ? Mode::CrossPartition
            : Global ? Mode::Flattened
                     : Mode::CrossReplicaAndPartition;
   if (!Channel && Global)
     return hlo::InstructionError(I, "use_global_device_ids=true needs a channel_id");
-  llvm::Expected<hlo::ReplicaGroups> RG = hlo::GetReplicaGroups(I);
-  if (!RG)
-    return RG.takeError();
-  std::vector<std::vector<int64_t>> Groups = RG->groups;
   int64_t R = L.ReplicaCount, P = L.NumPartitions;
   int64_t Ids = M == Mode::CrossPartition ? P : M == Mode::Flattened ? R * P : R;
   if (Groups.empty()) {

@@ -392,8 +392,12 @@ int main(int argc, char **argv) {
   std::optional<std::string> Text;
   if (!CheckEquivalence) {
     llvm::Expected<std::string> T = readInput(Inputs[0]);
+    bool LaunchFlags = !AgainstHlo.empty() || !OutputDir.empty() ||
+                       SameInputs || !HloModuleFile.empty();
     if (T)
       Text = std::move(*T);
+    else if (LaunchFlags)
+      return failRun(T.takeError());
     else
       llvm::consumeError(T.takeError()); // load() reports it below
     Opts.FileName = Inputs[0] == "-" ? "<stdin>" : Inputs[0];

@@ -3,6 +3,7 @@
 // hlo-to-bir [--lnc=N] [--target=trn2|generic] [--pipeline=default|none]
 //            [--replica-count=N] [--num-partitions=N] [--enable-ptcom]
 //            [bir-opt's backend flags] MODULE.hlo -o LAUNCH.json
+// hlo-to-bir --check [--seed=S] [--report[=text|json]] [--trace=FILE] ...
 //
 // Parses and verifies the module, lowers every device of its launch
 // (docs/codegen.md), runs the backend pipeline on every device's program
@@ -14,9 +15,11 @@
 
 #include "loom/bir/ir/Printer.h"
 #include "loom/bir/json/LaunchJson.h"
+#include "loom/bir/passes/PassManager.h"
 #include "loom/bir/passes/Pipeline.h"
 #include "loom/codegen/Codegen.h"
 #include "loom/hlo/parser/HloParser.h"
+#include "loom/launch/LaunchRunner.h"
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/support/Error.h"
 #include "loom/support/OutputFile.h"
@@ -104,6 +107,34 @@ cl::opt<SendRecvEngineChoice> SendRecvEngine(
                           "the faster engine under the cost model")),
     cl::cat(Category));
 
+cl::opt<bool> Check(
+    "check",
+    cl::desc("Also simulate the launch on hlo-run's inputs and compare every "
+             "output of every device with hlo-run's (bir-sim --against-hlo); "
+             "-o is then optional"),
+    cl::cat(Category));
+cl::opt<uint64_t> Seed("seed",
+                       cl::desc("--check: the seed of the inputs (hlo-run's "
+                                "--seed)"),
+                       cl::init(0), cl::value_desc("S"), cl::cat(Category));
+enum class ReportKind { Text, Json };
+cl::opt<ReportKind> Report(
+    "report", cl::desc("--check: print the simulator's per-core report"),
+    cl::values(clEnumValN(ReportKind::Text, "text", "text"),
+               clEnumValN(ReportKind::Json, "json", "JSON")),
+    cl::init(ReportKind::Text), cl::cat(Category));
+cl::opt<std::string> TraceFile(
+    "trace", cl::desc("--check: write the launch's Chrome trace there"),
+    cl::value_desc("FILE.json"), cl::cat(Category));
+cl::opt<uint64_t> MaxWork(
+    "max-work",
+    cl::desc("--check: cap on a core's simulated work (bir-sim --max-work)"),
+    cl::init(sim::SimOptions().MaxWork), cl::cat(Category));
+cl::opt<uint64_t> MaxMemory(
+    "max-memory",
+    cl::desc("--check: cap on the simulated storage (bir-sim --max-memory)"),
+    cl::init(sim::SimOptions().MaxMemory), cl::cat(Category));
+
 enum class EmitKind { Json, Text };
 cl::opt<EmitKind>
     Emit("emit", cl::desc("Output form"), cl::init(EmitKind::Json),
@@ -187,8 +218,11 @@ int main(int argc, char **argv) {
   }
   if (InputFilename.empty())
     return failUsage("no input module");
-  if (OutputFilename.empty())
+  if (OutputFilename.empty() && !Check)
     return failUsage("no output; give -o LAUNCH.json (- for stdout)");
+  if (!Check && (Report.getNumOccurrences() || !TraceFile.empty() ||
+                 Seed.getNumOccurrences()))
+    return failUsage("--report, --trace and --seed go with --check");
   if (Lnc < 1 || Lnc > getMaxLncSize(TargetArch))
     return failUsage("--lnc must be from 1 to " +
                      llvm::Twine(getMaxLncSize(TargetArch)) + " on " +
@@ -226,24 +260,42 @@ int main(int argc, char **argv) {
     if (!Entries)
       return failInput(Entries.takeError());
     for (LaunchDevice &D : L->Devices) {
-      // Each device gets its own pass objects: a pass may keep state.
-      auto Passes = createPipelinePasses(*Entries, BO);
-      if (!Passes)
-        return failInput(Passes.takeError());
-      for (const auto &P : *Passes) {
-        llvm::Expected<bool> Changed = P->run(D.Modules);
-        if (!Changed)
-          return failInput(makeError(
-              "device " + llvm::Twine(D.Device) + ": pass '" + P->name() +
-              "' failed: " + llvm::toString(Changed.takeError())));
-      }
+      // Each device gets its own pass manager: a pass may keep state.
+      llvm::Expected<PassManager> PM = PassManager::fromPipeline(*Entries, BO);
+      if (!PM)
+        return failInput(PM.takeError());
+      if (llvm::Expected<bool> Changed = PM->run(D.Modules); !Changed)
+        return failInput(makeError("device " + llvm::Twine(D.Device) + ": " +
+                                   llvm::toString(Changed.takeError())));
     }
   }
   if (llvm::Error E = verifyLaunch(*L))
     return failInput(makeError("the generated launch does not verify: " +
                                llvm::toString(std::move(E))));
-  if (llvm::Error E = writeOutputAtomically(
-          OutputFilename, [&](llvm::raw_ostream &OS) { render(OS, *L); }))
-    return failInput(std::move(E));
+  if (!OutputFilename.empty())
+    if (llvm::Error E = writeOutputAtomically(
+            OutputFilename, [&](llvm::raw_ostream &OS) { render(OS, *L); }))
+      return failInput(std::move(E));
+  if (!Check)
+    return 0;
+  launch::CheckOptions LO;
+  LO.Seed = Seed;
+  LO.Sim.Seed = Seed;
+  LO.Sim.MaxWork = MaxWork;
+  LO.Sim.MaxMemory = MaxMemory;
+  LO.Sim.FileName = InputFilename;
+  LO.Sim.RecordTrace = false;
+  LO.Report = Report.getNumOccurrences() > 0;
+  LO.ReportJson = Report == ReportKind::Json;
+  LO.TraceFile = TraceFile;
+  llvm::Expected<bool> Same = launch::checkAgainstHlo(**M, *L, LO, llvm::outs());
+  llvm::outs().flush();
+  if (!Same)
+    return failInput(Same.takeError());
+  if (!*Same) {
+    llvm::errs() << "hlo-to-bir: error: the launch of " << InputFilename
+                 << " differs from hlo-run's outputs\n";
+    return ExitBadInput;
+  }
   return 0;
 }

@@ -74,6 +74,19 @@ TEST(Program, CloneIsDeep) {
   EXPECT_EQ(formatProgram(P), Before);
 }
 
+// Every field of the newer opcodes and a location's initial data survive a
+// clone (Module::clone has a case per opcode).
+TEST(Program, CloneKeepsTheNewOpcodesAndInitialData) {
+  for (const char *Name : {"select", "tensor-reduce", "iota", "tensor-convert",
+                           "activation-funcs", "tensor-tensor-ops",
+                           "initial-data"}) {
+    Program P = load(std::string(LOOM_SOURCE_DIR "/test/bir/sim/Inputs/") +
+                     Name + ".json");
+    ASSERT_FALSE(P.empty()) << Name;
+    EXPECT_EQ(formatProgram(P.clone()), formatProgram(P)) << Name;
+  }
+}
+
 // subgraphs() groups by first appearance and orders each subgraph by core,
 // whatever the order of the list.
 TEST(Program, SubgraphsIndexModulesByCore) {

@@ -27,6 +27,14 @@ struct LaunchSize {
 llvm::Expected<std::vector<std::vector<int64_t>>>
 getDeviceGroups(const hlo::HloInstruction &I, LaunchSize L);
 
+/// The same for explicit groups (empty: one group of every id) in the mode
+/// that a channel id, use_global_device_ids and whether the op carries that
+/// attribute give (AwsNeuronCollectiveMatmul's resolved all-gather).
+llvm::Expected<std::vector<std::vector<int64_t>>>
+expandDeviceGroups(const hlo::HloInstruction &I,
+                   std::vector<std::vector<int64_t>> Groups, bool Channel,
+                   bool Global, bool HasGlobalAttribute, LaunchSize L);
+
 /// collective-permute's source_target_pairs as device pairs: the ids are
 /// replica ids without a channel_id (one set of pairs per partition) and
 /// partition ids with one (one set per replica).

@@ -122,8 +122,7 @@ std::unique_ptr<Module> Module::clone() const {
     if (L->getRemote())
       NL->setRemote(L->getRemote()->Core, L->getRemote()->MemLoc);
     if (L->hasInitialData())
-      NL->setInitialData(std::vector<uint8_t>(L->getInitialData().begin(),
-                                              L->getInitialData().end()));
+      NL->setInitialData(L->getInitialData().vec());
     // The names and tensor ids are unique here already, so add cannot fail.
     llvm::Expected<MemoryLocation *> Added =
         Copy->getMemoryLocations().add(std::move(NL));
