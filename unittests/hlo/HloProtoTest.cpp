@@ -34,6 +34,9 @@ using namespace loom::hlo;
 namespace {
 
 std::string TreeRoot() {
+#ifdef LOOM_SOURCE_DIR
+  return LOOM_SOURCE_DIR;
+#endif
   llvm::SmallString<256> root(__FILE__);
   for (int i = 0; i < 3; ++i)
     llvm::sys::path::remove_filename(root);
@@ -46,7 +49,8 @@ std::vector<std::string> HloFiles(const std::string &dir) {
   for (llvm::sys::fs::recursive_directory_iterator it(dir, ec), end; it != end && !ec;
        it.increment(ec))
     if (llvm::StringRef(it->path()).endswith(".hlo") &&
-        it->path().find("/hlo-invalid/") == std::string::npos)
+        it->path().find("/hlo-invalid/") == std::string::npos &&
+        it->path().find("/Output/") == std::string::npos)
       files.push_back(it->path());
   std::sort(files.begin(), files.end());
   return files;
