@@ -126,7 +126,19 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
     bool Split = L > 1 && InBlock % L == 0 && OutBlock % L == 0 &&
                  InBlock / L > 0 && InBlock == OutBlock;
     unsigned Parts = Split ? L : 1;
-    for (unsigned C = 0; C < Parts; ++C) {
+    // Unsplit at lnc > 1, every core still runs the collective, on the
+    // whole data: a split program has each instruction on every core
+    // (lower_local_collectives fences a non-local collective over all cores,
+    // docs/local-collectives.md). Core 0 writes the result; the others
+    // write a scratch copy of their own that nothing reads.
+    std::vector<int> Discard(L, -1);
+    if (!Split)
+      for (unsigned C = 1; C < L; ++C)
+        Discard[C] = newBuffer((I.name() + Tag + ".discard" + llvm::Twine(C)).str(),
+                               Bufs[Out].T, OutElems);
+    for (unsigned C = 0; C < L; ++C) {
+      if (C >= Parts && Split)
+        break;
       uint64_t Share = InBlock / Parts;
       Dims ID = InBlocks > 1 ? Dims{{static_cast<int64_t>(InBlock), InBlocks},
                                     {1, Share}}
@@ -139,11 +151,13 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
         OD = {{1, OutElems}};
       }
       std::string N = (I.name() + Tag).str();
+      bool Scratch = !Split && C > 0;
       Cores[C].emit(std::make_unique<InstCollectiveCompute>(
                         Cores[C].uniqueName(N), Engine::POOL, Kind, Group, RO,
                         /*Local=*/false),
-                    {dram(In, C, C * Share, ID)},
-                    {dram(Out, C, C * (OutBlock / Parts), OD)});
+                    {dram(In, C, Split ? C * Share : 0, ID)},
+                    {dram(Scratch ? Discard[C] : Out, C,
+                          Split ? C * (OutBlock / Parts) : 0, OD)});
     }
   };
   if (Reduce) {
@@ -288,14 +302,26 @@ llvm::Expected<Val> DeviceLowering::lowerPermute(const HloInstruction &I,
     } else {
       bool Split = L > 1 && E % L == 0;
       unsigned Parts = Split ? L : 1;
-      for (unsigned K = 0; K < Parts; ++K) {
+      // Unsplit at lnc > 1, the other cores run it too into a scratch copy
+      // (as for the other collectives above).
+      std::vector<int> Discard(L, -1);
+      if (!Split)
+        for (unsigned K = 1; K < L; ++K)
+          Discard[K] = newBuffer((I.name() + ".c" + llvm::Twine(C) + ".discard" +
+                                  llvm::Twine(K)).str(),
+                                 Bufs[*Out].T, E);
+      for (unsigned K = 0; K < L; ++K) {
+        if (K >= Parts && Split)
+          break;
         uint64_t Share = E / Parts;
+        bool Scratch = !Split && K > 0;
         Cores[K].emit(std::make_unique<InstCollectiveCompute>(
                           Cores[K].uniqueName((I.name() + ".c" + llvm::Twine(C)).str()),
                           Engine::POOL, CollectiveKind::Permute, G,
                           ReduceOp::None, false),
-                      {dram(Op.Buf, K, K * Share, {{1, Share}})},
-                      {dram(Recv, K, K * Share, {{1, Share}})});
+                      {dram(Op.Buf, K, Split ? K * Share : 0, {{1, Share}})},
+                      {dram(Scratch ? Discard[K] : Recv, K, Split ? K * Share : 0,
+                            {{1, Share}})});
       }
     }
   }

@@ -304,11 +304,20 @@ llvm::Expected<Val> DeviceLowering::lowerCollectiveMatmul(const HloInstruction &
   } else {
     int Stacked = Outer == 1 ? G
                              : newBuffer((I.name() + ".stacked").str(), T, n * E);
-    Cores[0].emit(std::make_unique<InstCollectiveCompute>(
-                      Cores[0].uniqueName((I.name() + ".gather").str()),
-                      Engine::POOL, CollectiveKind::AllGather, Group,
-                      ReduceOp::None, /*Local=*/false),
-                  {dram(In, 0, 0, {{1, E}})}, {dram(Stacked, 0, 0, {{1, n * E}})});
+    // Every core runs the gather (a split program has each instruction on
+    // every core, docs/local-collectives.md); core 0 writes the result, the
+    // others a scratch copy of their own that nothing reads.
+    std::vector<int> Discard(L, -1);
+    for (unsigned C = 1; C < L; ++C)
+      Discard[C] = newBuffer(
+          (I.name() + ".gather.discard" + llvm::Twine(C)).str(), T, n * E);
+    for (unsigned C = 0; C < L; ++C)
+      Cores[C].emit(std::make_unique<InstCollectiveCompute>(
+                        Cores[C].uniqueName((I.name() + ".gather").str()),
+                        Engine::POOL, CollectiveKind::AllGather, Group,
+                        ReduceOp::None, /*Local=*/false),
+                    {dram(In, C, 0, {{1, E}})},
+                    {dram(C == 0 ? Stacked : Discard[C], C, 0, {{1, n * E}})});
     if (Outer != 1) {
       barrier((I.name() + ".stacked").str());
       move(I, Stacked, 0,

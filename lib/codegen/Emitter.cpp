@@ -1,6 +1,5 @@
 #include "Emitter.h"
 
-#include "llvm/ADT/SmallPtrSet.h"
 
 #include <algorithm>
 
@@ -64,13 +63,14 @@ void CoreEmitter::record(Instruction *I, const AccessPattern &AP, bool Write) {
     // everything that will wait for it.
     llvm::erase_if(List,
                    [&](const Access &A) { return A.Lo >= Lo && A.Hi <= Hi; });
-  List.push_back({Lo, Hi, I, Write});
+  List.push_back({Lo, Hi, I, Write, NextSeq});
 }
 
 Instruction *CoreEmitter::emit(std::unique_ptr<Instruction> Inst,
                                std::vector<AccessPattern> Ins,
                                std::vector<AccessPattern> Outs) {
   Instruction *I = BB->insert(BB->end(), std::move(Inst));
+  ++NextSeq;
   for (AccessPattern &AP : Ins)
     I->addInput(AP);
   for (AccessPattern &AP : Outs)
@@ -92,11 +92,16 @@ Instruction *CoreEmitter::emitFence(std::unique_ptr<Instruction> Inst) {
   Instruction *I = BB->insert(BB->end(), std::move(Inst));
   if (LastFence)
     I->addDependency(LastFence);
-  llvm::SmallPtrSet<Instruction *, 16> Seen;
+  // Every pending access, in emission order (Accesses is keyed by pointer,
+  // so its iteration order differs between runs).
+  std::vector<std::pair<uint64_t, Instruction *>> Pending;
   for (auto &[Loc, List] : Accesses)
     for (const Access &A : List)
-      if (Seen.insert(A.I).second)
-        I->addDependency(A.I);
+      Pending.push_back({A.Seq, A.I});
+  llvm::sort(Pending);
+  Pending.erase(std::unique(Pending.begin(), Pending.end()), Pending.end());
+  for (auto &[Seq, Dep] : Pending)
+    I->addDependency(Dep);
   Accesses.clear();
   LastFence = I;
   return I;

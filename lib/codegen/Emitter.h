@@ -83,6 +83,9 @@ private:
     uint64_t Lo, Hi;
     bir::Instruction *I;
     bool Write;
+    /// I's place in emission order: a fence lists its dependencies in it,
+    /// so the output does not depend on where the locations are in memory.
+    uint64_t Seq;
   };
   void addDeps(bir::Instruction *I, const bir::AccessPattern &AP, bool Write);
   void record(bir::Instruction *I, const bir::AccessPattern &AP, bool Write);
@@ -90,6 +93,7 @@ private:
   std::unique_ptr<bir::Module> M;
   bir::BasicBlock *BB;
   uint64_t NextTensorId = 0;
+  uint64_t NextSeq = 0;
   unsigned NextDmaQueue = 0;
   struct NameSet {
     llvm::StringMap<unsigned> Counts;

@@ -18,7 +18,7 @@
 #include "loom/bir/passes/PassManager.h"
 #include "loom/bir/passes/Pipeline.h"
 #include "loom/codegen/Codegen.h"
-#include "loom/hlo/parser/HloParser.h"
+#include "loom/hlo/proto/HloModuleLoader.h"
 #include "loom/launch/LaunchRunner.h"
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/support/Error.h"
@@ -236,7 +236,7 @@ int main(int argc, char **argv) {
       readInputBuffer(InputFilename);
   if (!Text)
     return failInput(Text.takeError());
-  auto M = hlo::ParseHloModuleOwned(std::move(*Text), InputFilename);
+  auto M = hlo::LoadHloModule(std::move(*Text), InputFilename);
   if (!M)
     return failInput(M.takeError());
   if (llvm::Error E = hlo::VerifyHloModule(**M))
