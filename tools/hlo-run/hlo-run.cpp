@@ -18,7 +18,7 @@
 
 #include "loom/hlo/eval/EvalCommandLine.h"
 #include "loom/hlo/eval/Interpreter.h"
-#include "loom/hlo/eval/Npy.h"
+#include "loom/hlo/eval/NpyLiteral.h"
 #include "loom/hlo/eval/NumericsCheck.h"
 #include "loom/hlo/eval/RandomInputs.h"
 #include "loom/hlo/parser/HloParser.h"
