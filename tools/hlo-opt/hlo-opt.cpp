@@ -14,6 +14,7 @@
 
 #include "loom/hlo/eval/EvalCommandLine.h"
 #include "loom/hlo/eval/NumericsCheck.h"
+#include "loom/hlo/parser/HloClone.h"
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloPassPipeline.h"
 #include "loom/hlo/pass/HloVerifier.h"
@@ -214,8 +215,14 @@ int Main(int argc, char **argv) {
   }
 
   std::unique_ptr<HloModule> before;
-  if (check_numerics)
-    before = CloneModule(**module);
+  if (check_numerics) {
+    llvm::Expected<std::unique_ptr<HloModule>> copy = CloneModule(**module);
+    if (!copy) {
+      PrintError(copy.takeError(), file_prefix);
+      return kBadInput;
+    }
+    before = std::move(*copy);
+  }
 
   llvm::Expected<bool> changed = pipeline.Run(**module);
   if (!changed) {

@@ -3,6 +3,7 @@
 // printing of what passes change (references, control dependencies).
 #include "HloTestUtil.h"
 #include "loom/hlo/ir/HloStructuralEquality.h"
+#include "loom/hlo/parser/HloClone.h"
 #include "loom/hlo/parser/HloParser.h"
 
 #include "llvm/Support/Error.h"
@@ -249,7 +250,7 @@ ENTRY e {
   ROOT n = f32[] negate(a), metadata={op_name="n"}
 })");
   ASSERT_TRUE(m);
-  std::unique_ptr<HloModule> clone = CloneModule(*m);
+  std::unique_ptr<HloModule> clone = llvm::cantFail(CloneModule(*m));
   std::string why;
   EXPECT_TRUE(StructurallyEqual(*m, *clone, &why)) << why;
   Find(*clone, "n")->SetAttribute("metadata", "{op_name=\"changed\"}");

@@ -36,6 +36,7 @@
 #include "loom/hlo/eval/RandomInputs.h"
 #include "loom/hlo/ir/CollectiveMatmulContract.h"
 #include "loom/hlo/ir/HloAttributes.h"
+#include "loom/hlo/parser/HloClone.h"
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloPassPipeline.h"
 #include "loom/hlo/pass/HloVerifier.h"
@@ -222,7 +223,10 @@ llvm::Expected<CaseOutcome> RunCaseWith(const GeneratedCase &c,
   auto original = ParseAndVerify(c.text);
   if (!original)
     return original.takeError();
-  std::unique_ptr<HloModule> transformed = CloneModule(**original);
+  llvm::Expected<std::unique_ptr<HloModule>> copy = CloneModule(**original);
+  if (!copy)
+    return copy.takeError();
+  std::unique_ptr<HloModule> transformed = std::move(*copy);
   HloPassPipelineOptions pipeline_options;
   pipeline_options.verify_each = true;
   HloPassPipeline pipeline("collective-matmul", pipeline_options);
