@@ -20,6 +20,7 @@
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/hlo/pass/PassRegistry.h"
 #include "loom/hlo/passes/Passes.h"
+#include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
 #include "loom/support/Parallel.h"
 
@@ -28,7 +29,6 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstdlib>
 #include <string>
 
 using namespace loom;

@@ -24,7 +24,7 @@
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/support/Error.h"
-#include "loom/support/OutputFile.h"
+#include "loom/support/InputFile.h"
 #include "loom/support/Parallel.h"
 
 #include "llvm/Support/CommandLine.h"

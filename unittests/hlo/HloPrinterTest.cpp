@@ -259,6 +259,23 @@ ENTRY e {
   EXPECT_EQ(*Find(*m, "n")->FindAttribute("metadata"), "{op_name=\"n\"}");
 }
 
+// A module whose printed text cannot parse back (an operand taken from
+// another computation, which only a pass bypassing the IR's API makes) is an
+// error naming the module, not an abort.
+TEST(HloPrinter, CloneOfABrokenModuleIsAnError) {
+  testutil::TestModule f;
+  HloComputation *other = f.module->AddComputation(std::make_unique<HloComputation>("other"));
+  other->AddInstruction(
+      HloInstruction::Create(HloOpcode::kNegate, testutil::F32({2}), {f.p0}, "stray"));
+  llvm::Expected<std::unique_ptr<HloModule>> clone = CloneModule(*f.module);
+  ASSERT_FALSE(clone);
+  std::string message = llvm::toString(clone.takeError());
+  EXPECT_NE(message.find("module 'm' does not parse back from its printed text: "),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("unknown operand 'p0'"), std::string::npos) << message;
+}
+
 TEST(HloPrinter, StructuralEqualityFindsDifferences) {
   const char *base = R"(HloModule m
 ENTRY e {

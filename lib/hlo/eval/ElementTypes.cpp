@@ -15,7 +15,6 @@
 #include <array>
 #include <cmath>
 #include <cstring>
-#include <limits>
 
 namespace loom::hlo {
 namespace {

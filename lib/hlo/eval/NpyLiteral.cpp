@@ -9,13 +9,11 @@
 
 #include "loom/support/Error.h"
 #include "loom/support/Npy.h"
+#include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
 
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <cmath>
-#include <limits>
 
 namespace loom::hlo {
 namespace {
