@@ -31,14 +31,21 @@
 
 namespace loom::hlo::testutil {
 
-/// The source tree: this header is unittests/hlo/HloTestUtil.h in it. The
-/// shared corpus, when present, is SourceRoot() + "/../shared/corpus/hlo".
+/// The source tree: LOOM_SOURCE_DIR, which unittests/CMakeLists.txt defines,
+/// else found from this header's path (unittests/hlo/HloTestUtil.h in it),
+/// which is relative to the build folder when the build compiles with
+/// relative paths. The shared corpus, when present, is
+/// SourceRoot() + "/../shared/corpus/hlo".
 inline std::string SourceRoot() {
+#ifdef LOOM_SOURCE_DIR
+  return LOOM_SOURCE_DIR;
+#else
   llvm::SmallString<256> root(__FILE__);
   llvm::sys::path::remove_filename(root); // unittests/hlo
   llvm::sys::path::remove_filename(root); // unittests
   llvm::sys::path::remove_filename(root); // the tree
   return std::string(root);
+#endif
 }
 
 /// Every .hlo file under `dir`, sorted; empty when `dir` does not exist.
