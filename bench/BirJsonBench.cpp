@@ -141,7 +141,7 @@ Program load() {
 void BM_Load(benchmark::State &State) {
   for (auto _ : State) {
     Program P = load();
-    benchmark::DoNotOptimize(P.data());
+    benchmark::DoNotOptimize(&P);
     State.PauseTiming(); // Freeing the program is not loading.
     P.clear();
     State.ResumeTiming();

@@ -15,7 +15,7 @@
 
 #include "loom/bir/ir/Verifier.h"
 #include "loom/bir/json/BirJson.h"
-#include "loom/bir/passes/Pass.h"
+#include "loom/bir/passes/PassManager.h"
 #include "loom/bir/passes/Pipeline.h"
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloVerifier.h"
@@ -45,28 +45,24 @@ extern "C" int LLVMFuzzerInitialize(int *, char ***) {
 
 static void runBir(llvm::ArrayRef<llvm::StringRef> Names,
                    const bir::BackendOptions &Opts) {
-  std::vector<std::unique_ptr<bir::BirPass>> Passes;
-  for (llvm::StringRef Name : Names) {
-    auto P = bir::createPass(Name, Opts);
-    if (!P) {
-      fuzz::ignore(P.takeError());
-      return;
-    }
-    Passes.push_back(std::move(*P));
+  std::vector<std::string> NameList(Names.begin(), Names.end());
+  bir::PassManagerOptions PMOpts;
+  PMOpts.VerifyEach = true;
+  auto PM = bir::PassManager::fromNames(NameList, Opts, PMOpts);
+  if (!PM) {
+    fuzz::ignore(PM.takeError());
+    return;
   }
   auto Prog = bir::parseProgram(BirText, "sendrecv_swap.json");
   if (!Prog)
     fuzz::fail("the fixed program does not load",
                llvm::toString(Prog.takeError()));
-  for (auto &P : Passes) {
-    llvm::Expected<bool> Changed = P->run(*Prog);
-    if (!Changed) {
-      fuzz::ignore(Changed.takeError());
-      return;
-    }
-    if (llvm::Error E = bir::verifyProgram(*Prog))
-      fuzz::fail(("the program does not verify after " + P->name()).str(),
+  if (llvm::Expected<bool> Changed = PM->run(*Prog); !Changed) {
+    llvm::Error E = Changed.takeError();
+    if (E.isA<bir::PassVerifyError>())
+      fuzz::fail("the program does not verify after a pass",
                  llvm::toString(std::move(E)));
+    fuzz::ignore(std::move(E));
   }
 }
 
@@ -114,10 +110,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t *Data, size_t Size) {
     std::string Printed;
     llvm::raw_string_ostream OS(Printed);
     bir::printPipeline(OS, *Entries);
-    auto Passes = bir::createPipelinePasses(*Entries, Opts);
-    if (!Passes)
+    auto PM = bir::PassManager::fromPipeline(*Entries, Opts);
+    if (!PM)
       fuzz::fail("the default pipeline names a pass that cannot be created",
-                 llvm::toString(Passes.takeError()));
+                 llvm::toString(PM.takeError()));
   } else {
     fuzz::ignore(Entries.takeError());
   }

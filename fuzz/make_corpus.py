@@ -1,17 +1,24 @@
 #!/usr/bin/env python3
 """Builds the seed corpora of the fuzz targets (docs/robustness.md).
 
-usage: make_corpus.py OUT_DIR
+usage: make_corpus.py [--hlo-opt HLO_OPT] OUT_DIR
 
 Seeds come from examples/, test/ and, when it exists, ../shared/corpus/; they
 are copied into OUT_DIR/<Target>/ (normally build-fuzz/corpus/), never into
 the source tree. Targets whose first input byte selects options get each seed
 under a few option bytes. Every seed file is named after its content's hash,
 so re-running the script adds nothing twice.
+
+HloProtoFuzzer's seeds are binary HloModuleProtos: the modules of examples/
+and test/hlo/proto/ and every eighth module of the shared corpus, written by
+HLO_OPT (--emit=proto), and the XLA-style text protos of test/hlo/proto/Inputs
+encoded by protoc. Without --hlo-opt (or protoc) those seeds are left out.
 """
 import hashlib
 import os
+import shutil
 import struct
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -52,8 +59,42 @@ def npy(descr, shape, data, version=1):
     return b"\x93NUMPY" + bytes([version, 0]) + length + header + data
 
 
+def proto_seeds(out, hlo_opt):
+    """Binary HloModuleProtos for HloProtoFuzzer."""
+    inputs = os.path.join(ROOT, "test", "hlo", "proto", "Inputs")
+    sources = list(files([os.path.join(ROOT, "examples"), inputs], (".hlo",)))
+    sources += list(files([SHARED], (".hlo",)))[::8]
+    for p in sources:
+        if not hlo_opt:
+            break
+        r = subprocess.run([hlo_opt, "--no-verify", "--emit=proto", p],
+                           stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+        if r.returncode == 0:
+            put(out, "HloProtoFuzzer", r.stdout)
+    protoc = shutil.which("protoc")
+    schema = os.path.join(ROOT, "lib", "hlo", "proto")
+    kinds = {"xla-module": "HloModuleProto", "xla-hloproto": "HloProto",
+             "xla-with-config": "HloModuleProtoWithConfig"}
+    for p in files([inputs], (".textproto",)):
+        name = os.path.basename(p)[:-len(".textproto")]
+        if not protoc:
+            break
+        with open(p, "rb") as f:
+            r = subprocess.run([protoc, "-I", schema, "--encode=xla." + kinds.get(name, "HloModuleProto"),
+                                "hlo_module.proto"], stdin=f, stdout=subprocess.PIPE,
+                               stderr=subprocess.DEVNULL)
+        if r.returncode == 0:
+            put(out, "HloProtoFuzzer", r.stdout)
+
+
 def main():
-    out = sys.argv[1]
+    args = sys.argv[1:]
+    hlo_opt = None
+    if len(args) == 3 and args[0] == "--hlo-opt":
+        hlo_opt = args[1]
+        args = args[2:]
+    out = args[0]
+    proto_seeds(out, hlo_opt)
     hlo_dirs = [os.path.join(ROOT, "examples"), os.path.join(ROOT, "test"), SHARED]
     hlo = [read(p) for p in files(hlo_dirs, (".hlo",))]
     for text in hlo:

@@ -27,9 +27,10 @@ SECONDS_EACH="${2:-30}"
 PARALLEL="${LOOM_FUZZ_PARALLEL:-1}"
 
 TARGETS=(HloTextFuzzer HloPassesFuzzer HloEvalFuzzer BirJsonFuzzer BirSimFuzzer
-         NpyFuzzer PipelineFuzzer)
+         NpyFuzzer PipelineFuzzer HloProtoFuzzer)
 dict_of() {
   case "$1" in
+    HloProtoFuzzer) echo "" ;;
     Hlo*) echo "$ROOT/fuzz/hlo.dict" ;;
     Bir*) echo "$ROOT/fuzz/bir.dict" ;;
     *) echo "" ;;
@@ -46,9 +47,15 @@ if [[ "$WHICH" != all ]]; then
 fi
 
 loom_configure_clang "$BUILD"
-ninja -C "$BUILD" -j"$JOBS" "${TARGETS[@]}"
+# HloProtoFuzzer's seeds are modules written as protos by this build's
+# hlo-opt (make_corpus.py --hlo-opt).
+EXTRA=()
+for t in "${TARGETS[@]}"; do [[ "$t" == HloProtoFuzzer ]] && EXTRA=(hlo-opt); done
+ninja -C "$BUILD" -j"$JOBS" "${TARGETS[@]}" "${EXTRA[@]}"
 
-python3 "$ROOT/fuzz/make_corpus.py" "$BUILD/corpus" >/dev/null
+CORPUS_ARGS=()
+[[ ${#EXTRA[@]} -gt 0 ]] && CORPUS_ARGS=(--hlo-opt "$BUILD/bin/hlo-opt")
+python3 "$ROOT/fuzz/make_corpus.py" "${CORPUS_ARGS[@]}" "$BUILD/corpus" >/dev/null
 
 export ASAN_OPTIONS="${ASAN_OPTIONS:-detect_leaks=1:allocator_may_return_null=1}"
 export UBSAN_OPTIONS="${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}"

@@ -20,7 +20,8 @@ loom_install_packages() {
 # clang-14, its sanitizer and libFuzzer runtimes, and loom's own packages.
 loom_install_clang_toolchain() {
   loom_install_packages cmake ninja-build python3 llvm-14-dev llvm-14-tools \
-    libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev
+    libgtest-dev libgmock-dev libbenchmark-dev clang-14 libclang-rt-14-dev \
+    libprotobuf-dev protobuf-compiler
 }
 
 # loom_configure_clang BUILD: configures BUILD (once; an existing build.ninja

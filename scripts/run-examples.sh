@@ -7,7 +7,12 @@
 #   examples/bir/*.json  bir-opt's backend pipeline for LNC=2 (split, lower
 #                        the local collectives, completion tokens), proved
 #                        equivalent by bir-sim, then bir-sim's per-core
-#                        report and a Chrome trace.
+#                        report and a Chrome trace;
+#   examples/hlo/*.hlo   hlo-to-bir --check --lnc=2: compiled to a launch,
+#                        lowered by the backend pipeline, every core of
+#                        every device simulated and compared with hlo-run;
+#                        the launch, its per-core report and its Chrome
+#                        trace.
 # Each result is printed and written under out/examples/ ($LOOM_OUT_DIR).
 # A tool that is not built or an example folder that is absent is skipped
 # with a note. Exits non-zero if any example fails.
@@ -102,6 +107,37 @@ for m in json.load(open(sys.argv[1]))["modules"][:1]:
   done
 }
 run_bir_examples
+
+# run_launch_examples: every examples/hlo/*.hlo through hlo-to-bir --check
+# --lnc=2 (docs/codegen.md), keeping the launch, the report and the trace.
+run_launch_examples() {
+  if [ ! -x "$BIN/hlo-to-bir" ]; then
+    echo "loom: hlo-to-bir is not built; skipping the launches of examples/hlo" >&2
+    return
+  fi
+  mkdir -p "$OUT/launch"
+  local example
+  for example in "$ROOT/examples/hlo"/*.hlo; do
+    [ -e "$example" ] || continue
+    local name
+    name="$(basename "$example" .hlo)"
+    echo "== hlo-to-bir --check --lnc=2 examples/hlo/$name.hlo"
+    ran=$((ran + 1))
+    if "$BIN/hlo-to-bir" --check --lnc=2 --report=text \
+         --trace="$OUT/launch/$name.trace.json" "$example" \
+         -o "$OUT/launch/$name.launch.json" \
+         > "$OUT/launch/$name.report.txt" 2> "$OUT/launch/$name.log"; then
+      cat "$OUT/launch/$name.report.txt"
+      echo "-> ${OUT#"$ROOT"/}/launch/$name.launch.json, $name.report.txt, $name.trace.json"
+    else
+      failed=$((failed + 1))
+      cat "$OUT/launch/$name.log" >&2
+      echo "loom: FAILED: hlo-to-bir --check on examples/hlo/$name.hlo" >&2
+    fi
+    echo
+  done
+}
+run_launch_examples
 
 echo "examples: $((ran - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]

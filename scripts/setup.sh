@@ -11,8 +11,11 @@ BUILD="${LOOM_BUILD_DIR:-$ROOT/build}"
 
 source "$ROOT/scripts/packages.sh"
 # libopenblas-dev: only bench/HloDotBench's sgemm baseline (skipped when absent).
+# libprotobuf-dev, protobuf-compiler: the HloModuleProto reader and writer
+# (docs/hlo-proto.md).
 loom_install_packages cmake ninja-build g++ python3 llvm-14-dev llvm-14-tools \
-  libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox libopenblas-dev
+  libgtest-dev libgmock-dev libbenchmark-dev gnuplot-nox libopenblas-dev \
+  libprotobuf-dev protobuf-compiler
 
 if [ ! -f "$BUILD/build.ninja" ]; then
   cmake -S "$ROOT" -B "$BUILD" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \

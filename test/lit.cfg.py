@@ -5,7 +5,8 @@
 # and LLVM's FileCheck and `not` on PATH, set up from lit.site.cfg.py, which
 # CMake generates in <build>/test.
 #
-# Substitutions: %examples is the examples/ folder; %shared is ../shared.
+# Substitutions: %examples is the examples/ folder; %shared is ../shared;
+# %hlo_proto_dir holds the HloModuleProto schema (hlo_module.proto).
 # Features: shared-corpus when ../shared/corpus exists (a fresh clone has
 # none, so tests that read it say `REQUIRES: shared-corpus`).
 import os
@@ -22,6 +23,9 @@ if hasattr(config, "loom_obj_root"):
         [config.loom_tools_dir, config.llvm_tools_dir, config.environment.get("PATH", "")])
     config.substitutions.append(("%examples", os.path.join(config.loom_src_root, "examples")))
     config.substitutions.append(("%shared", config.loom_shared_dir))
+    # protoc reads loom's HloModuleProto schema from here (test/hlo/proto).
+    config.substitutions.append(
+        ("%hlo_proto_dir", os.path.join(config.loom_src_root, "lib", "hlo", "proto")))
     if os.path.isdir(os.path.join(config.loom_shared_dir, "corpus")):
         config.available_features.add("shared-corpus")
 

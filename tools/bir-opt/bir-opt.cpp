@@ -13,6 +13,7 @@
 #include "loom/bir/ir/Verifier.h"
 #include "loom/bir/json/BirJson.h"
 #include "loom/bir/passes/Pass.h"
+#include "loom/bir/passes/PassManager.h"
 #include "loom/bir/passes/Pipeline.h"
 #include "loom/bir/sim/Simulator.h"
 #include "loom/bir/sim/ToolOptions.h"
@@ -20,7 +21,10 @@
 #include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
 
+#include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
+#include "llvm/ADT/Statistic.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
@@ -107,6 +111,23 @@ cl::opt<bool>
                   cl::desc("Print the text form to stderr after every pass"),
                   cl::cat(BirOptCategory));
 
+cl::list<std::string> PrintBefore(
+    "print-before",
+    cl::desc("Print the text form to stderr before every run of this pass"),
+    cl::value_desc("pass"), cl::CommaSeparated, cl::cat(BirOptCategory));
+
+cl::opt<bool> TimePasses("time-passes",
+                         cl::desc("Print the wall time of every pass (and "
+                                  "of the verifier) to stderr at the end"),
+                         cl::cat(BirOptCategory));
+
+cl::opt<bool> Remarks(
+    "remarks",
+    cl::desc("Print one line per decision of the passes to stderr (the "
+             "engine of each SendRecv, each barrier skipped, each "
+             "completion's block, and why)"),
+    cl::cat(BirOptCategory));
+
 cl::opt<bool> ListPasses("list-passes",
                          cl::desc("Print the available passes and exit"),
                          cl::cat(BirOptCategory));
@@ -177,8 +198,8 @@ BackendOptions getBackendOptions() {
 }
 
 /// Checks what the option parser cannot: --passes and --pipeline are not
-/// combined, an input is named (unless only the pipeline is printed), --lnc
-/// fits the target, and a --target given fits the pipeline options.
+/// combined, an input is named (unless only the pipeline is printed), and
+/// --lnc fits the target.
 llvm::Error checkUsage() {
   if (PipelineOpt.getNumOccurrences() && PassList.getNumOccurrences())
     return makeError("--pipeline and --passes cannot be combined; choose the "
@@ -191,62 +212,41 @@ llvm::Error checkUsage() {
   analysis::CostModelParams Cost;
   if (llvm::Error E = Common.applyCostParams(Cost))
     return E;
-  if (Common.TargetArch.getNumOccurrences())
-    if (llvm::Error E = checkPipelineOptions(getBackendOptions(),
-                                             Common.TargetArch.getValue()))
-      return E;
   // Without --target the modules keep their own, checked on loading.
   return Common.checkLncSize(Target::Trn2);
 }
 
-using PassVector = std::vector<std::unique_ptr<BirPass>>;
+PassManagerOptions getPassManagerOptions() {
+  PassManagerOptions O;
+  O.VerifyEach = VerifyEach;
+  O.PrintAfterAll = PrintAfterAll;
+  O.PrintBefore.assign(PrintBefore.begin(), PrintBefore.end());
+  O.TimePasses = TimePasses;
+  O.RemarkStream = Remarks ? &llvm::errs() : nullptr;
+  O.Statistics = llvm::AreStatisticsEnabled();
+  return O;
+}
 
-/// The passes of --passes, every name checked before the input is read.
-llvm::Expected<PassVector> createPassList() {
-  PassVector Passes;
-  BackendOptions Opts = getBackendOptions();
-  for (const std::string &Name : PassList) {
-    llvm::Expected<std::unique_ptr<BirPass>> P = createPass(Name, Opts);
-    if (!P)
-      return P.takeError();
-    Passes.push_back(std::move(*P));
-  }
-  return Passes;
+/// The passes of --passes, every name checked before the input is read;
+/// --print-before names too.
+llvm::Expected<PassManager> createPassList() {
+  for (const std::string &Name : PrintBefore)
+    if (!llvm::is_contained(getPassNames(), Name))
+      return makeError("--print-before: unknown pass '" + Name +
+                       "'; valid passes: " + llvm::join(getPassNames(), ", "));
+  std::vector<std::string> Names(PassList.begin(), PassList.end());
+  return PassManager::fromNames(Names, getBackendOptions(),
+                                getPassManagerOptions());
 }
 
 /// The active passes of the default pipeline for the program's target.
-llvm::Expected<PassVector> createDefaultPipeline(Target T) {
+llvm::Expected<PassManager> createDefaultPipeline(Target T) {
   BackendOptions Opts = getBackendOptions();
   llvm::Expected<std::vector<PipelineEntry>> Entries =
       buildDefaultPipeline(Opts, T);
   if (!Entries)
     return Entries.takeError();
-  return createPipelinePasses(*Entries, Opts);
-}
-
-llvm::Error runPasses(llvm::ArrayRef<std::unique_ptr<BirPass>> Pipeline,
-                      Program &P) {
-  for (const auto &Pass : Pipeline) {
-    llvm::Expected<bool> Changed = Pass->run(P);
-    if (!Changed)
-      return makeError("pass '" + Pass->name() +
-                       "' failed: " + llvm::toString(Changed.takeError()));
-    if (PrintAfterAll) {
-      llvm::errs() << "// -----// IR after " << Pass->name()
-                   << (*Changed ? " (changed)" : " (no change)")
-                   << " //----- //\n";
-      printProgram(llvm::errs(), P);
-    }
-    if (VerifyEach)
-      if (llvm::Error E = verifyProgram(P))
-        return makeError("after pass '" + Pass->name() +
-                         "': " + llvm::toString(std::move(E)));
-  }
-  // --verify-each has already checked the result of the last pass.
-  if (!Pipeline.empty() && !VerifyEach)
-    if (llvm::Error E = verifyProgram(P))
-      return makeError("after the passes: " + llvm::toString(std::move(E)));
-  return llvm::Error::success();
+  return PassManager::fromPipeline(*Entries, Opts, getPassManagerOptions());
 }
 
 /// --check-equivalence: the simulator runs the program before and after the
@@ -284,8 +284,23 @@ void render(llvm::raw_ostream &OS, const Program &P) {
 
 } // namespace
 
+/// LLVM's Support library owns the --stats flag (llvm::AreStatisticsEnabled);
+/// bir-opt gives it its own meaning and lists it with its options.
+void adoptStatsOption() {
+  llvm::StringMap<cl::Option *> &Options = cl::getRegisteredOptions();
+  auto It = Options.find("stats");
+  if (It == Options.end())
+    return;
+  It->second->setDescription(
+      "Print the passes' counters to stderr at the end (instructions added "
+      "and removed, barriers inserted and skipped, bytes per engine)");
+  It->second->addCategory(BirOptCategory);
+  It->second->setHiddenFlag(cl::NotHidden);
+}
+
 int main(int argc, char **argv) {
   llvm::InitLLVM X(argc, argv);
+  adoptStatsOption();
   cl::HideUnrelatedOptions(BirOptCategory);
   cl::SetVersionPrinter(
       [](llvm::raw_ostream &OS) { OS << "bir-opt (loom)\n"; });
@@ -316,13 +331,11 @@ int main(int argc, char **argv) {
     return 0;
   }
   bool UsePipeline = PipelineOpt.getNumOccurrences();
-  PassVector Passes;
-  if (!UsePipeline) {
-    llvm::Expected<PassVector> L = createPassList();
-    if (!L)
-      return failUsage(llvm::toString(L.takeError()));
-    Passes = std::move(*L);
-  }
+  // Every name is checked before the input is read; the pipeline's passes
+  // depend on the program's target and are created once it is loaded.
+  llvm::Expected<PassManager> Passes = createPassList();
+  if (!Passes)
+    return failUsage(llvm::toString(Passes.takeError()));
 
   llvm::Expected<std::string> Text = readInput(InputFilename);
   if (!Text)
@@ -335,30 +348,25 @@ int main(int argc, char **argv) {
     return failInput(P.takeError());
   std::string InputPrefix = (FileName + ": ").str();
 
-  // The pipeline options must suit the program's target (a --target given
-  // on the command line has been checked already).
   Target T = P->front()->getPassOptions().Arch;
-  if (llvm::Error E = checkPipelineOptions(getBackendOptions(), T))
-    return failInput(std::move(E), InputPrefix);
   if (UsePipeline) {
-    llvm::Expected<PassVector> L = createDefaultPipeline(T);
+    llvm::Expected<PassManager> L = createDefaultPipeline(T);
     if (!L)
       return failInput(L.takeError(), InputPrefix);
-    Passes = std::move(*L);
+    *Passes = std::move(*L);
   }
   // The program as it was loaded, kept for the comparison.
   std::optional<Program> Before;
-  if (CheckEquivalence) {
-    llvm::Expected<Program> B = parseProgram(*Text, FileName, Opts);
-    if (!B)
-      return failInput(B.takeError());
-    Before = std::move(*B);
-  }
+  if (CheckEquivalence)
+    Before = P->clone();
   // The program owns copies of everything it read: the text goes before the
   // passes double the modules (docs/robustness.md, "Large BIR programs").
   std::string().swap(*Text);
-  if (llvm::Error E = runPasses(Passes, *P))
-    return failInput(std::move(E), InputPrefix);
+  llvm::Expected<bool> Changed = Passes->run(*P);
+  if (llvm::AreStatisticsEnabled())
+    Passes->getContext().printStatistics(llvm::errs());
+  if (!Changed)
+    return failInput(Changed.takeError(), InputPrefix);
   if (CheckEquivalence)
     if (llvm::Error E = checkEquivalenceAround(*Before, *P, FileName))
       return failInput(std::move(E), InputPrefix);

@@ -2,17 +2,25 @@
 //
 // bir-sim [options] PROGRAM.json
 // bir-sim --check-equivalence BEFORE.json AFTER.json
+// bir-sim [options] LAUNCH.json [--input=DEVICE:PARAM=FILE.npy]... [--output-dir=DIR]
+// bir-sim --against-hlo=MODULE.hlo LAUNCH.json
 //
 // Loads and verifies the program like bir-opt, splits it per core with
 // lnc_splitter when it is not split yet, simulates it (docs/simulator.md)
-// and prints the per-core report. Races, deadlocks, uninitialized reads,
+// and prints the per-core report. A launch document runs every core of every
+// device together, its entry parameters given hlo-run's values
+// (lib/launch). Races, deadlocks, uninitialized reads,
 // exceeded limits and differing random schedules fail the run. Exit status:
 // 0 success, 1 bad input or a failed check, 2 bad usage.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/bir/json/BirJson.h"
+#include "loom/bir/json/LaunchJson.h"
 #include "loom/bir/sim/Simulator.h"
+#include "loom/hlo/parser/HloParser.h"
+#include "loom/hlo/pass/HloVerifier.h"
+#include "loom/launch/LaunchRunner.h"
 #include "loom/bir/sim/ToolOptions.h"
 #include "loom/support/Error.h"
 #include "loom/support/Npy.h"
@@ -51,8 +59,33 @@ cl::opt<uint64_t> Seed("seed",
 cl::list<std::string>
     InputValues("input",
                 cl::desc("Initial value of a location: NAME=FILE.npy (every "
-                         "core) or C:NAME=FILE.npy (core C)"),
+                         "core) or C:NAME=FILE.npy (core C); for a launch, "
+                         "of an entry parameter: DEVICE:PARAM=FILE.npy "
+                         "(DEVICE a number or *, PARAM a number or name), "
+                         "as hlo-run takes it"),
                 cl::value_desc("[C:]NAME=FILE"), cl::cat(Cat));
+cl::opt<std::string> AgainstHlo(
+    "against-hlo",
+    cl::desc("Launch only: run MODULE.hlo in hlo-run's interpreter and the "
+             "launch on the same inputs and compare every output of every "
+             "device"),
+    cl::value_desc("MODULE.hlo"), cl::cat(Cat));
+cl::opt<std::string> HloModuleFile(
+    "hlo",
+    cl::desc("Launch only: the module the launch was compiled from, so that "
+             "parameters get hlo-run's values exactly (sharding={replicated} "
+             "included)"),
+    cl::value_desc("MODULE.hlo"), cl::cat(Cat));
+cl::opt<bool> SameInputs(
+    "same-inputs",
+    cl::desc("Launch only: every parameter gets device 0's values on every "
+             "device (hlo-run --same-inputs)"),
+    cl::cat(Cat));
+cl::opt<std::string> OutputDir(
+    "output-dir",
+    cl::desc("Launch only: write every device's HLO outputs as hlo-run "
+             "--output-dir does"),
+    cl::value_desc("DIR"), cl::cat(Cat));
 cl::list<std::string>
     Dumps("dump",
           cl::desc("Write a location's final contents as .npy: NAME (every "
@@ -115,7 +148,9 @@ const char Overview[] =
     "  Runs every core's module with exact element semantics, checks for\n"
     "  races, deadlocks and uninitialized reads, and prints the per-core\n"
     "  report (docs/simulator.md). With --check-equivalence, compares a\n"
-    "  program before and after a lowering.\n"
+    "  program before and after a lowering. A launch document (hlo-to-bir's\n"
+    "  output) runs every core of every device together on hlo-run's inputs;\n"
+    "  --against-hlo compares its outputs with hlo-run's.\n"
     "  Exit status: 0 success, 1 bad input or a failed check, 2 bad usage.\n";
 
 int failUsage(const llvm::Twine &Msg) {
@@ -161,8 +196,10 @@ splitCore(llvm::StringRef S) {
   return {std::nullopt, S};
 }
 
-llvm::Expected<Program> load(llvm::StringRef Path) {
-  llvm::Expected<std::string> Text = readInput(Path);
+llvm::Expected<Program> load(llvm::StringRef Path,
+                             std::optional<std::string> Read = std::nullopt) {
+  llvm::Expected<std::string> Text =
+      Read ? llvm::Expected<std::string>(std::move(*Read)) : readInput(Path);
   if (!Text)
     return Text.takeError();
   LoadOptions Opts = Common.getLoadOptions();
@@ -219,6 +256,103 @@ llvm::Error writeDumps(const sim::SimResult &R) {
   return llvm::Error::success();
 }
 
+llvm::Expected<std::unique_ptr<hlo::HloModule>>
+loadModule(llvm::StringRef Path, const Launch &L) {
+  llvm::Expected<std::string> Text = readInput(Path);
+  if (!Text)
+    return Text.takeError();
+  auto M = hlo::ParseHloModuleOwned(
+      llvm::MemoryBuffer::getMemBufferCopy(*Text, Path), Path);
+  if (!M)
+    return M.takeError();
+  // The launch was compiled for its size, which may override the header's
+  // (hlo-to-bir --replica-count / --num-partitions, as in hlo-run).
+  (*M)->SetHeaderAttribute("replica_count", std::to_string(L.ReplicaCount));
+  (*M)->SetHeaderAttribute("num_partitions", std::to_string(L.NumPartitions));
+  if (llvm::Error E = hlo::VerifyHloModule(**M))
+    return makeError(Path + ": the module does not verify:\n" +
+                     llvm::toString(std::move(E)));
+  return M;
+}
+
+/// bir-sim LAUNCH.json: the launch mode (docs/simulator.md, "Running a
+/// launch").
+int runLaunchDocument(std::string Text, const sim::SimOptions &Opts) {
+  llvm::StringRef Name = Opts.FileName;
+  llvm::Expected<Launch> L = parseLaunch(Text, Name, Common.getLoadOptions());
+  if (!L)
+    return failRun(L.takeError());
+  if (!Dumps.empty() || !DumpAll.empty())
+    return failUsage("--dump and --dump-all take a program document, not a "
+                     "launch (use --output-dir)");
+  if (!AgainstHlo.empty() && !OutputDir.empty())
+    return failUsage("--output-dir cannot be used with --against-hlo");
+  launch::CheckOptions LO;
+  LO.Seed = Seed;
+  LO.SameInputs = SameInputs;
+  LO.Sim = Opts;
+  for (llvm::StringRef In : InputValues) {
+    std::optional<launch::ParameterInput> P = launch::parseParameterInput(In);
+    if (!P)
+      return failUsage("bad --input '" + In +
+                       "': expected DEVICE:PARAM=FILE.npy for a launch");
+    LO.Inputs.push_back(std::move(*P));
+  }
+  std::unique_ptr<hlo::HloModule> Module;
+  llvm::StringRef ModulePath = !AgainstHlo.empty() ? llvm::StringRef(AgainstHlo)
+                                                   : llvm::StringRef(HloModuleFile);
+  if (!ModulePath.empty()) {
+    auto M = loadModule(ModulePath, *L);
+    if (!M)
+      return failRun(M.takeError());
+    Module = std::move(*M);
+  }
+  if (!AgainstHlo.empty()) {
+    LO.Report = Report.getNumOccurrences() > 0;
+    LO.ReportJson = Report == ReportKind::Json;
+    LO.TraceFile = TraceFile;
+    LO.Sim.RecordTrace = false;
+    llvm::Expected<bool> Same =
+        launch::checkAgainstHlo(*Module, *L, LO, llvm::outs());
+    llvm::outs().flush();
+    if (!Same)
+      return failRun(Same.takeError());
+    if (!*Same) {
+      llvm::errs() << "bir-sim: error: " << Name << " differs from "
+                   << AgainstHlo << "\n";
+      return ExitBadInput;
+    }
+    return 0;
+  }
+  auto Args = launch::makeLaunchArguments(*L, Module.get(), LO);
+  if (!Args)
+    return failRun(makeError(Name + ": " + llvm::toString(Args.takeError())));
+  auto WriteTrace = [&](const sim::SimResult &R) -> llvm::Error {
+    if (TraceFile.empty())
+      return llvm::Error::success();
+    std::string S;
+    llvm::raw_string_ostream OS(S);
+    sim::writeTrace(OS, R);
+    return writeOutputAtomically(TraceFile, OS.str());
+  };
+  sim::SimResult Partial;
+  llvm::Expected<launch::LaunchRun> Run =
+      launch::runLaunch(*L, *Args, LO, &Partial);
+  if (!Run) {
+    if (!Partial.Slices.empty())
+      if (llvm::Error E = WriteTrace(Partial))
+        llvm::consumeError(std::move(E));
+    return failRun(Run.takeError());
+  }
+  if (!OutputDir.empty())
+    if (llvm::Error E = launch::writeOutputs(OutputDir, *Run))
+      return failRun(std::move(E));
+  if (llvm::Error E = WriteTrace(Run->Sim))
+    return failRun(std::move(E));
+  sim::printReport(llvm::outs(), Run->Sim, Report == ReportKind::Json);
+  return 0;
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -255,6 +389,26 @@ int main(int argc, char **argv) {
     Opts.CollectiveNames.push_back(C);
   if (llvm::Error E = Common.applyCostParams(Opts.Cost))
     return failUsage(llvm::toString(std::move(E)));
+  // A launch document takes the launch mode; a program the options below.
+  std::optional<std::string> Text;
+  if (!CheckEquivalence) {
+    llvm::Expected<std::string> T = readInput(Inputs[0]);
+    bool LaunchFlags = !AgainstHlo.empty() || !OutputDir.empty() ||
+                       SameInputs || !HloModuleFile.empty();
+    if (T)
+      Text = std::move(*T);
+    else if (LaunchFlags)
+      return failRun(T.takeError());
+    else
+      llvm::consumeError(T.takeError()); // load() reports it below
+    Opts.FileName = Inputs[0] == "-" ? "<stdin>" : Inputs[0];
+    if (Text && getDocumentKind(*Text) == DocumentKind::Launch)
+      return runLaunchDocument(std::move(*Text), Opts);
+  }
+  if (!AgainstHlo.empty() || !OutputDir.empty() || SameInputs ||
+      !HloModuleFile.empty())
+    return failUsage("--against-hlo, --hlo, --output-dir and --same-inputs "
+                     "need a launch document");
   for (llvm::StringRef In : InputValues) {
     auto [Spec, File] = In.split('=');
     if (File.empty() || Spec.empty())
@@ -288,10 +442,9 @@ int main(int argc, char **argv) {
     return 0;
   }
 
-  llvm::Expected<Program> P = load(Inputs[0]);
+  llvm::Expected<Program> P = load(Inputs[0], std::move(Text));
   if (!P)
     return failRun(P.takeError());
-  Opts.FileName = Inputs[0] == "-" ? "<stdin>" : Inputs[0];
   auto WriteTrace = [&](const sim::SimResult &R) -> llvm::Error {
     if (TraceFile.empty())
       return llvm::Error::success();

@@ -2,7 +2,7 @@
 //
 // hlo-opt [options] <file.hlo | ->
 //
-// Reads a module in XLA's text format, verifies it, runs the passes named by
+// Reads a module in XLA's text format (or a binary HloModuleProto), verifies it, runs the passes named by
 // --passes in order, verifies the result and prints it (stdout, or -o FILE,
 // written atomically). With no passes it is the round-trip tool.
 //
@@ -20,6 +20,8 @@
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/hlo/pass/PassRegistry.h"
 #include "loom/hlo/passes/Passes.h"
+#include "loom/hlo/proto/HloModuleLoader.h"
+#include "loom/hlo/proto/HloProto.h"
 #include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
 #include "loom/tools/ThreadsOption.h"
@@ -58,7 +60,7 @@ constexpr bool kLeakCheckedBuild = false;
 
 cl::OptionCategory tool_category("hlo-opt options");
 
-cl::opt<std::string> input_path(cl::Positional, cl::desc("<file.hlo | ->"),
+cl::opt<std::string> input_path(cl::Positional, cl::desc("<file.hlo | file.pb | ->"),
                                 cl::cat(tool_category));
 
 cl::list<std::string> pass_names(
@@ -70,6 +72,15 @@ cl::opt<std::string> output_path(
     cl::desc("Write the result to <file> instead of stdout; it is written to a temporary "
              "file and renamed, so a failed run leaves an existing <file> untouched"),
     cl::cat(tool_category));
+
+enum class EmitFormat { kText, kProto };
+cl::opt<EmitFormat> emit(
+    "emit", cl::value_desc("format"),
+    cl::desc("Write the result as HLO text (default) or as a binary HloModuleProto; "
+             "-o NAME.pb without --emit writes a proto (docs/hlo-proto.md)"),
+    cl::values(clEnumValN(EmitFormat::kText, "text", "XLA's HLO text"),
+               clEnumValN(EmitFormat::kProto, "proto", "a serialized HloModuleProto")),
+    cl::init(EmitFormat::kText), cl::cat(tool_category));
 
 cl::opt<bool> verify_each("verify-each",
                           cl::desc("Verify the module after every pass, naming the pass "
@@ -122,8 +133,9 @@ int Main(int argc, char **argv) {
   if (!cl::ParseCommandLineOptions(
           argc, argv,
           "loom hlo-opt: parse, verify, transform and print an HLO module\n\n"
-          "  Reads XLA's HLO text, verifies it, runs --passes in order, verifies the\n"
-          "  result and prints it. Exit codes: 0 success, 1 bad input, 2 bad usage.\n",
+          "  Reads XLA's HLO text or a binary HloModuleProto, verifies it, runs --passes\n"
+          "  in order, verifies the result and prints it (--emit=proto: as an\n"
+          "  HloModuleProto). Exit codes: 0 success, 1 bad input, 2 bad usage.\n",
           &cl_errors_os)) {
     // LLVM's messages already point at --help.
     llvm::errs() << cl_errors_os.str();
@@ -169,11 +181,12 @@ int Main(int argc, char **argv) {
   llvm::StringRef display_name = input_path == "-" ? llvm::StringRef("<stdin>")
                                                    : llvm::StringRef(input_path);
   // The module takes the text: its names and attribute texts are views
-  // into it, so the input is held once.
+  // into it, so the input is held once. A binary HloModuleProto is read
+  // too, told apart by content (docs/hlo-proto.md).
   HloParseOptions parse_options;
   parse_options.threads = threads;
   llvm::Expected<std::unique_ptr<HloModule>> module =
-      ParseHloModuleOwned(std::move(*text), display_name, parse_options);
+      LoadHloModule(std::move(*text), display_name, parse_options);
   if (!module)
     return errors.failInput(module.takeError());
   std::string file_prefix = (display_name + ": ").str();
@@ -210,8 +223,15 @@ int Main(int argc, char **argv) {
       return errors.failInput(std::move(err), file_prefix + "--check-numerics: ");
   }
 
-  if (llvm::Error err = writeOutputAtomically(
-          output_path, [&](llvm::raw_ostream &os) { (*module)->Print(os, threads); }))
+  bool as_proto = emit.getNumOccurrences()
+                      ? emit == EmitFormat::kProto
+                      : llvm::StringRef(output_path).endswith(".pb");
+  llvm::Error written =
+      as_proto ? writeOutputAtomically(output_path, SerializeHloModuleProto(**module))
+               : writeOutputAtomically(output_path, [&](llvm::raw_ostream &os) {
+                   (*module)->Print(os, threads);
+                 });
+  if (llvm::Error err = std::move(written))
     return errors.failInput(std::move(err));
   // The process ends here: the operating system takes the module's memory
   // back at once, while destroying a million instructions one by one took a

@@ -23,6 +23,7 @@
 #include "loom/hlo/eval/NumericsCheck.h"
 #include "loom/hlo/eval/RandomInputs.h"
 #include "loom/hlo/parser/HloParser.h"
+#include "loom/hlo/proto/HloModuleLoader.h"
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/support/Error.h"
 #include "loom/support/InputFile.h"
@@ -45,7 +46,7 @@ namespace {
 
 llvm::cl::OptionCategory category("hlo-run options");
 
-llvm::cl::opt<std::string> input_file(llvm::cl::Positional, llvm::cl::desc("<FILE.hlo>"),
+llvm::cl::opt<std::string> input_file(llvm::cl::Positional, llvm::cl::desc("<FILE.hlo | FILE.pb>"),
                                       llvm::cl::Required, llvm::cl::cat(category));
 llvm::cl::opt<uint64_t> seed("seed", llvm::cl::value_desc("S"),
                              llvm::cl::desc("Seed of the random parameter values (default 0)"),
@@ -64,7 +65,8 @@ llvm::cl::opt<std::string>
 llvm::cl::opt<std::string>
     compare_file("compare", llvm::cl::value_desc("OTHER.hlo"),
                  llvm::cl::desc("Run OTHER.hlo (the reference) and FILE.hlo on the same inputs "
-                                "and compare every output of every device; exit 1 on a mismatch"),
+                                "and compare every output of every device; exit 1 on a mismatch. "
+                                "Either may be HLO text or an HloModuleProto"),
                  llvm::cl::cat(category));
 llvm::cl::opt<double> rtol_flag("rtol", llvm::cl::value_desc("R"),
                                 llvm::cl::desc("Relative tolerance of float comparisons (default: "
@@ -118,7 +120,8 @@ llvm::Expected<std::unique_ptr<HloModule>> LoadModule(llvm::StringRef path) {
   unsigned threads = tools::getThreadCount();
   HloParseOptions parse_options;
   parse_options.threads = threads;
-  auto module = ParseHloModuleOwned(std::move(*text), path, parse_options);
+  // HLO text or a binary HloModuleProto, by content (docs/hlo-proto.md).
+  auto module = LoadHloModule(std::move(*text), path, parse_options);
   if (!module)
     return module.takeError();
   // XLA's tests set the launch size in code; the flags play that part.

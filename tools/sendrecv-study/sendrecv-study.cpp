@@ -25,7 +25,7 @@
 
 #include "loom/bir/analysis/CostModel.h"
 #include "loom/bir/json/BirJson.h"
-#include "loom/bir/passes/Pass.h"
+#include "loom/bir/passes/PassManager.h"
 #include "loom/bir/sim/Simulator.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -161,18 +161,16 @@ llvm::Expected<double> simulateSwap(DataType T, uint64_t N, const BackendOptions
   auto Prog = parseProgram(swapProgram(T, N, Partitions), "<study>");
   if (!Prog)
     return Prog.takeError();
-  for (llvm::StringRef Name : {"lnc_splitter", "lower_local_collectives"}) {
-    auto Pass = createPass(Name, Opts);
-    if (!Pass)
-      return Pass.takeError();
-    if (auto Changed = (*Pass)->run(*Prog); !Changed)
-      return Changed.takeError();
-  }
+  auto PM = PassManager::fromNames({"lnc_splitter", "lower_local_collectives"},
+                                  Opts);
+  if (!PM)
+    return PM.takeError();
+  if (auto Changed = PM->run(*Prog); !Changed)
+    return Changed.takeError();
   UsedGpsimd = false;
-  for (const auto &M : *Prog)
-    for (const auto &B : M->blocks())
-      for (const auto &I : *B)
-        UsedGpsimd |= llvm::isa<InstGPSIMDSB2SB>(*I);
+  Prog->walk([&](Instruction &I) {
+    UsedGpsimd |= llvm::isa<InstGPSIMDSB2SB>(I);
+  });
   sim::SimOptions SO;
   SO.Cost = Cost;
   SO.FileName = "<study>";

@@ -6,11 +6,16 @@
 // 2 to 8 cores, collectives on POOL, SP or a DMA queue, loops whose
 // iterations are ordered through POOL) are lowered and simulated
 // against their unlowered form: same final state, no race, no deadlock, over
-// random schedules. The seeds are fixed; each case is small.
+// random schedules. lnc_verifier accepts every split and every lowered
+// program, and refuses each lowered one once a barrier of its last core has
+// its id changed, is renamed, or is removed. The seeds are fixed; each case
+// is small.
 //
 //===----------------------------------------------------------------------===//
 
 #include "loom/bir/json/BirJson.h"
+#include "loom/bir/ir/Instructions.h"
+#include "loom/bir/passes/LncVerifier.h"
 #include "loom/bir/passes/LowerLocalCollectives.h"
 #include "loom/bir/sim/Simulator.h"
 
@@ -203,6 +208,51 @@ std::string Generator::program(unsigned &Lnc, bool &Semaphores) {
   return OS.str();
 }
 
+/// lnc_verifier's problems with P, one per line; no warnings are expected
+/// (every generated collective is local).
+std::string lncProblems(Program &P) {
+  LncVerifier V;
+  V.setWarningHandler(
+      [](llvm::StringRef W) { ADD_FAILURE() << "warning: " << W.str(); });
+  llvm::Expected<bool> Changed = V.run(P);
+  if (!Changed)
+    return llvm::toString(Changed.takeError());
+  EXPECT_FALSE(*Changed);
+  return "";
+}
+
+/// The three barrier tamperings lnc_verifier must refuse, each applied to a
+/// fresh copy of Lowered at the first barrier of its last module.
+void expectTamperingsRefused(const Program &Lowered) {
+  std::string Text = formatProgram(Lowered);
+  for (int Kind = 0; Kind < 3; ++Kind) {
+    Program P = llvm::cantFail(parseProgram(Text, "tampered"));
+    InstCoreBarrier *CB = nullptr;
+    unsigned MaxId = 0;
+    for (const auto &BB : P.back()->blocks())
+      for (const auto &I : *BB)
+        if (auto *B = llvm::dyn_cast<InstCoreBarrier>(I.get())) {
+          CB = CB ? CB : B;
+          MaxId = std::max(MaxId, B->getId());
+        }
+    ASSERT_NE(CB, nullptr);
+    if (Kind == 0) {
+      CB->setId(MaxId + 1);
+    } else if (Kind == 1) {
+      CB->setName(CB->getName().str() + "_renamed");
+    } else {
+      std::vector<Instruction *> Users(CB->users().begin(), CB->users().end());
+      std::vector<Instruction *> Deps(CB->dependencies().begin(),
+                                      CB->dependencies().end());
+      for (Instruction *U : Users)
+        for (Instruction *D : Deps)
+          U->addDependency(D);
+      CB->getBasicBlock()->removeInstruction(CB);
+    }
+    EXPECT_NE(lncProblems(P), "") << "tampering " << Kind << " accepted";
+  }
+}
+
 TEST(LowerLocalCollectivesProperty, LoweredSimulatesLikeUnlowered) {
   unsigned Lowered = 0;
   for (uint64_t Seed = 1; Seed <= 80; ++Seed) {
@@ -217,6 +267,7 @@ TEST(LowerLocalCollectivesProperty, LoweredSimulatesLikeUnlowered) {
     ASSERT_TRUE(bool(After)) << llvm::toString(After.takeError());
     ASSERT_FALSE(bool(splitIfNeeded(*Before)));
     ASSERT_FALSE(bool(splitIfNeeded(*After)));
+    EXPECT_EQ(lncProblems(*After), "");
     BackendOptions O;
     O.EnableRemoteSemaphoreDMA = Semaphores;
     llvm::Expected<bool> Changed = LowerLocalCollectives(O).run(*After);
@@ -226,6 +277,8 @@ TEST(LowerLocalCollectivesProperty, LoweredSimulatesLikeUnlowered) {
       continue;
     }
     EXPECT_TRUE(*Changed);
+    EXPECT_EQ(lncProblems(*After), "") << formatProgram(*After);
+    expectTamperingsRefused(*After);
     SimOptions SO;
     SO.Seed = Seed;
     SO.Schedules = 3;
@@ -234,6 +287,35 @@ TEST(LowerLocalCollectivesProperty, LoweredSimulatesLikeUnlowered) {
     llvm::Error E = checkEquivalence(*Before, *After, SO, LogOS);
     EXPECT_FALSE(bool(E)) << llvm::toString(std::move(E)) << "\n"
                           << formatProgram(*After);
+    ++Lowered;
+  }
+  EXPECT_EQ(Lowered, 80u);
+}
+
+// Lowering the lowered program again changes nothing, byte for byte: the
+// second run finds no SendRecv, SendRecvCCE or AllReduce, and decides for
+// every kept collective as the first run did (docs/local-collectives.md,
+// "Idempotence").
+TEST(LowerLocalCollectivesProperty, LoweringTwiceChangesNothing) {
+  unsigned Lowered = 0;
+  for (uint64_t Seed = 1; Seed <= 80; ++Seed) {
+    Generator Gen(Seed);
+    unsigned Lnc;
+    bool Semaphores;
+    std::string Text = Gen.program(Lnc, Semaphores);
+    SCOPED_TRACE("seed " + std::to_string(Seed) + ": " + Text);
+    llvm::Expected<Program> P = parseProgram(Text, "program");
+    ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+    ASSERT_FALSE(bool(splitIfNeeded(*P)));
+    BackendOptions O;
+    O.EnableRemoteSemaphoreDMA = Semaphores;
+    llvm::Expected<bool> First = LowerLocalCollectives(O).run(*P);
+    ASSERT_TRUE(bool(First)) << llvm::toString(First.takeError());
+    std::string Once = formatProgram(*P);
+    llvm::Expected<bool> Second = LowerLocalCollectives(O).run(*P);
+    ASSERT_TRUE(bool(Second)) << llvm::toString(Second.takeError());
+    EXPECT_FALSE(*Second);
+    EXPECT_EQ(formatProgram(*P), Once);
     ++Lowered;
   }
   EXPECT_EQ(Lowered, 80u);

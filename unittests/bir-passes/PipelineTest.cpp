@@ -39,7 +39,8 @@ TEST(Pipeline, DefaultOrder) {
             (std::vector<std::string>{
                 "8:lnc_splitter", "80:lower_local_collectives",
                 "81:[extend_shared_lifetimes]", "83:[sync_shared_allocations]",
-                "111:lower_local_collectives*", "113:[post_sched]"}));
+                "111:lower_local_collectives*", "113:[post_sched]",
+                "114:lnc_verifier"}));
 }
 
 TEST(Pipeline, PTCOMOnlyWhenEnabled) {
@@ -50,7 +51,8 @@ TEST(Pipeline, PTCOMOnlyWhenEnabled) {
                 "8:lnc_splitter", "80:lower_local_collectives",
                 "81:[extend_shared_lifetimes]", "83:[sync_shared_allocations]",
                 "95:insert_ptcom_flat", "111:lower_local_collectives*",
-                "112:insert_ptcom_flat*", "113:[post_sched]"}));
+                "112:insert_ptcom_flat*", "113:[post_sched]",
+                "114:lnc_verifier"}));
 }
 
 TEST(Pipeline, BeforePostSchedMovesBothPasses) {
@@ -62,7 +64,8 @@ TEST(Pipeline, BeforePostSchedMovesBothPasses) {
                 "8:lnc_splitter", "80:lower_local_collectives*",
                 "81:[extend_shared_lifetimes]", "83:[sync_shared_allocations]",
                 "95:insert_ptcom_flat*", "111:lower_local_collectives",
-                "112:insert_ptcom_flat", "113:[post_sched]"}));
+                "112:insert_ptcom_flat", "113:[post_sched]",
+                "114:lnc_verifier"}));
 }
 
 TEST(Pipeline, OrderNumbersAscendAndEachPassRunsOnce) {
@@ -83,6 +86,9 @@ TEST(Pipeline, OrderNumbersAscendAndEachPassRunsOnce) {
       for (const auto &[Name, N] : Active)
         EXPECT_EQ(N, 1u) << Name;
       EXPECT_EQ(Active.count("insert_ptcom_flat"), PTCOM ? 1u : 0u);
+      // The verifier checks what every other entry produced.
+      EXPECT_EQ(P.back().Name, "lnc_verifier");
+      EXPECT_TRUE(P.back().Active);
       // The active slots are the ones before post_sched with the flag.
       for (const PipelineEntry &E : P)
         if (E.Name == "lower_local_collectives" && E.Active) {
@@ -91,19 +97,26 @@ TEST(Pipeline, OrderNumbersAscendAndEachPassRunsOnce) {
     }
 }
 
-TEST(Pipeline, BeforePostSchedIsTrn2Only) {
+// "Only relevant for trn2": elsewhere the flag is ignored, and the
+// pipeline is the one without it but for the notes of the late slots.
+TEST(Pipeline, SlotsBeforePostSchedFlagIsIgnoredOffTrn2) {
   BackendOptions O;
-  O.RunSharedAllocationBeforePostSched = true;
+  O.EnablePTCOM = true;
+  BackendOptions WithFlag = O;
+  WithFlag.RunSharedAllocationBeforePostSched = true;
   for (Target T : {Target::Trn1, Target::Generic}) {
-    auto P = buildDefaultPipeline(O, T);
-    ASSERT_FALSE(bool(P));
-    EXPECT_EQ(llvm::toString(P.takeError()),
-              "--run-shared-allocation-before-post-sched is only relevant "
-              "for trn2; the target is " +
-                  enumName(T).str());
+    auto Plain = buildDefaultPipeline(O, T);
+    auto Flagged = buildDefaultPipeline(WithFlag, T);
+    ASSERT_TRUE(bool(Plain) && bool(Flagged));
+    ASSERT_EQ(Plain->size(), Flagged->size());
+    for (size_t I = 0; I < Plain->size(); ++I) {
+      EXPECT_EQ((*Plain)[I].Name, (*Flagged)[I].Name);
+      EXPECT_EQ((*Plain)[I].Active, (*Flagged)[I].Active);
+    }
+    EXPECT_EQ((*Flagged)[5].Note,
+              "runs at 80; --run-shared-allocation-before-post-sched is only "
+              "relevant for trn2");
   }
-  EXPECT_FALSE(bool(checkPipelineOptions(O, Target::Trn2)));
-  EXPECT_FALSE(bool(checkPipelineOptions({}, Target::Trn1)));
 }
 
 TEST(Pipeline, CreatesTheActivePassesInOrder) {
@@ -116,7 +129,7 @@ TEST(Pipeline, CreatesTheActivePassesInOrder) {
     Names.push_back(P->name().str());
   EXPECT_EQ(Names,
             (std::vector<std::string>{"lnc_splitter", "lower_local_collectives",
-                                      "insert_ptcom_flat"}));
+                                      "insert_ptcom_flat", "lnc_verifier"}));
 }
 
 const char SwapProgram[] = R"({"version": 1, "modules": [{
@@ -144,7 +157,7 @@ TEST(Pipeline, TheSlotThatRunsSecondFindsNothing) {
     E.Active = true;
   auto Passes = createPipelinePasses(Entries, O);
   ASSERT_TRUE(bool(Passes));
-  ASSERT_EQ(Passes->size(), 5u);
+  ASSERT_EQ(Passes->size(), 6u);
 
   Program P = llvm::cantFail(parseProgram(SwapProgram, "swap.json"));
   std::vector<bool> Changed;
@@ -157,7 +170,8 @@ TEST(Pipeline, TheSlotThatRunsSecondFindsNothing) {
     if (I == 2)
       AfterFirstSlots = formatProgram(P);
   }
-  EXPECT_EQ(Changed, (std::vector<bool>{true, true, true, false, false}));
+  EXPECT_EQ(Changed,
+            (std::vector<bool>{true, true, true, false, false, false}));
   EXPECT_EQ(formatProgram(P), AfterFirstSlots);
 }
 
@@ -180,7 +194,8 @@ TEST(Pipeline, PrintsOrderNumbersAndWhySlotsAreSkipped) {
             " 112  insert_ptcom_flat         skipped: runs at 95 without "
             "--run-shared-allocation-before-post-sched\n"
             " 113  post_sched                marker: neuronx-cc's post-RA "
-            "scheduler, not in loom\n");
+            "scheduler, not in loom\n"
+            " 114  lnc_verifier\n");
 }
 
 } // namespace

@@ -195,7 +195,7 @@ TEST(CostModelTest, ParametersAreSettableByName) {
     ASSERT_FALSE(setCostModelParam(P, Info.Name, 7)) << Info.Name.str();
     EXPECT_EQ(getCostModelParam(P, Info.Name), 7.0);
   }
-  EXPECT_EQ(Names.size(), 16u);
+  EXPECT_EQ(Names.size(), 18u);
 
   CostModelParams P;
   ASSERT_FALSE(parseCostModelAssignment(P, "dma-fixed-ns=600"));

@@ -62,13 +62,7 @@ namespace {
 //===----------------------------------------------------------------------===//
 
 /// The repository root, from this file's path (unittests/bir-sim/...).
-std::string sourceRoot() {
-  llvm::SmallString<256> P(__FILE__);
-  llvm::sys::path::remove_filename(P); // bir-sim
-  llvm::sys::path::remove_filename(P); // unittests
-  llvm::sys::path::remove_filename(P); // root
-  return std::string(P);
-}
+std::string sourceRoot() { return LOOM_SOURCE_DIR; }
 
 std::vector<std::string> jsonFiles(const std::string &Dir) {
   std::vector<std::string> Files;

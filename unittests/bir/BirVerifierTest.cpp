@@ -287,6 +287,177 @@ TEST(BirVerifierKinds, DMACopy) {
       "bf16 or fp16, not int8");
 }
 
+TEST(BirVerifierKinds, TensorTensorIntegerRules) {
+  auto Check = [](ArithOp Op, DataType T0, DataType T1, DataType TO) {
+    OneInstruction T;
+    auto *A = T.loc("a", MemoryKind::SB, T0, 1024);
+    auto *B = T.loc("b", MemoryKind::SB, T1, 1024);
+    auto *O = T.loc("o", MemoryKind::SB, TO, 1024);
+    return T.verify(
+        withOperands(std::make_unique<InstTensorTensor>("tt", Engine::DVE, Op),
+                     {tile(A, 8), tile(B, 8)}, {tile(O, 8)}));
+  };
+  EXPECT_EQ(Check(ArithOp::And, DataType::UINT8, DataType::UINT8, DataType::UINT8), "");
+  EXPECT_EQ(Check(ArithOp::Less, DataType::FP32, DataType::BF16, DataType::UINT8), "");
+  EXPECT_EQ(Check(ArithOp::Divide, DataType::INT32, DataType::FP32, DataType::FP32), "");
+  EXPECT_EQ(Check(ArithOp::And, DataType::FP32, DataType::FP32, DataType::FP32),
+            "$.blocks[0].instructions[0].op: And needs integer operands, not "
+            "fp32 and fp32");
+  EXPECT_EQ(Check(ArithOp::Add, DataType::INT8, DataType::INT32, DataType::INT32),
+            "$.blocks[0].instructions[0].inputs[1].dtype: integer operands "
+            "need one type, not int8 and int32");
+}
+
+TEST(BirVerifierKinds, ActivationIntegerRules) {
+  auto Check = [](ActivationFunc F, double Scale, DataType TI, DataType TO) {
+    OneInstruction T;
+    auto *A = T.loc("a", MemoryKind::SB, TI, 1024);
+    auto *O = T.loc("o", MemoryKind::PSUM, TO, 1024);
+    return T.verify(withOperands(
+        std::make_unique<InstActivation>("act", Engine::ACT, F, Scale),
+        {tile(A, 8)}, {tile(O, 8)}));
+  };
+  EXPECT_EQ(Check(ActivationFunc::Negate, 1, DataType::INT32, DataType::INT32), "");
+  EXPECT_EQ(Check(ActivationFunc::Negate, 2, DataType::INT32, DataType::FP32), "");
+  EXPECT_EQ(Check(ActivationFunc::Log, 1, DataType::BF16, DataType::FP32), "");
+  EXPECT_EQ(Check(ActivationFunc::LogicalNot, 1, DataType::FP32, DataType::FP32),
+            "$.blocks[0].instructions[0].func: LogicalNot needs an input and an "
+            "output of one integer type, not fp32 and fp32");
+  EXPECT_EQ(Check(ActivationFunc::BitwiseNot, 1, DataType::INT8, DataType::INT16),
+            "$.blocks[0].instructions[0].func: BitwiseNot needs an input and an "
+            "output of one integer type, not int8 and int16");
+  EXPECT_EQ(Check(ActivationFunc::Abs, 0.5, DataType::INT16, DataType::INT16),
+            "$.blocks[0].instructions[0].scale: an Activation from int16 to "
+            "int16 computes exactly in integers and takes no scale (1)");
+}
+
+TEST(BirVerifierKinds, Select) {
+  auto Check = [](DataType P, DataType A, DataType B, DataType O,
+                  Engine E = Engine::DVE, MemoryKind K = MemoryKind::SB) {
+    OneInstruction T;
+    auto *LP = T.loc("p", K, P, 1024);
+    auto *LA = T.loc("a", MemoryKind::SB, A, 1024);
+    auto *LB = T.loc("b", MemoryKind::SB, B, 1024);
+    auto *LO = T.loc("o", MemoryKind::SB, O, 1024);
+    return T.verify(withOperands(std::make_unique<InstSelect>("sel", E),
+                                 {tile(LP, 8), tile(LA, 8), tile(LB, 8)},
+                                 {tile(LO, 8)}));
+  };
+  EXPECT_EQ(Check(DataType::UINT8, DataType::BF16, DataType::BF16, DataType::BF16), "");
+  EXPECT_EQ(Check(DataType::INT8, DataType::BF16, DataType::BF16, DataType::BF16),
+            "$.blocks[0].instructions[0].inputs[0].dtype: the predicate of a "
+            "Select is uint8 (0 or 1), not int8");
+  EXPECT_EQ(Check(DataType::UINT8, DataType::BF16, DataType::FP32, DataType::BF16),
+            "$.blocks[0].instructions[0].inputs[2].dtype: a Select copies fp32 "
+            "but writes bf16; it does not convert");
+  EXPECT_EQ(Check(DataType::UINT8, DataType::FP32, DataType::FP32, DataType::FP32,
+                  Engine::ACT),
+            "$.blocks[0].instructions[0].engine: engine ACT cannot execute "
+            "Select");
+  EXPECT_EQ(Check(DataType::UINT8, DataType::FP32, DataType::FP32, DataType::FP32,
+                  Engine::POOL, MemoryKind::DRAM),
+            "$.blocks[0].instructions[0].inputs[0]: Select reads SB or PSUM "
+            "only");
+  OneInstruction Two;
+  auto *L = Two.loc("a", MemoryKind::SB, DataType::UINT8, 1024);
+  EXPECT_EQ(Two.verify(withOperands(std::make_unique<InstSelect>("sel", Engine::DVE),
+                                    {tile(L, 8), tile(L, 8)}, {tile(L, 8)})),
+            "$.blocks[0].instructions[0].inputs: Select takes 3 input(s), not 2");
+}
+
+TEST(BirVerifierKinds, TensorReduce) {
+  auto Check = [](ArithOp Op, DataType TI, uint64_t NI, DataType TO, uint64_t NO,
+                  bool Accumulate = false, double Init = 0,
+                  unsigned OutPartitions = 128) {
+    OneInstruction T;
+    auto *A = T.loc("a", MemoryKind::SB, TI, 4096);
+    auto *O = T.loc("o", MemoryKind::SB, TO, 4096);
+    return T.verify(withOperands(
+        std::make_unique<InstTensorReduce>("red", Engine::POOL, Op, Accumulate,
+                                           Init),
+        {tile(A, NI)},
+        {AccessPattern(O, 0, OutPartitions, 0, {{1, NO}}, TO)}));
+  };
+  EXPECT_EQ(Check(ArithOp::Add, DataType::BF16, 64, DataType::FP32, 4), "");
+  EXPECT_EQ(Check(ArithOp::Max, DataType::FP32, 64, DataType::FP32, 1, false,
+                  -HUGE_VAL),
+            "");
+  EXPECT_EQ(Check(ArithOp::Add, DataType::FP32, 64, DataType::FP32, 5),
+            "$.blocks[0].instructions[0].outputs[0]: output is [128 x 5]; a "
+            "reduction of input [128 x 64] needs its partitions and a divisor "
+            "of its elements per partition");
+  EXPECT_EQ(Check(ArithOp::Add, DataType::FP32, 64, DataType::FP32, 4, false, 0, 64),
+            "$.blocks[0].instructions[0].outputs[0]: output is [64 x 4]; a "
+            "reduction of input [128 x 64] needs its partitions and a divisor "
+            "of its elements per partition");
+  EXPECT_EQ(Check(ArithOp::Less, DataType::FP32, 64, DataType::FP32, 4),
+            "$.blocks[0].instructions[0].op: a TensorReduce folds with an "
+            "arithmetic or bitwise op, not Less");
+  EXPECT_EQ(Check(ArithOp::Add, DataType::INT8, 64, DataType::INT32, 4),
+            "$.blocks[0].instructions[0].outputs[0].dtype: an integer "
+            "TensorReduce reads and writes one type, not int8 and int32");
+  EXPECT_EQ(Check(ArithOp::Or, DataType::FP32, 64, DataType::FP32, 4),
+            "$.blocks[0].instructions[0].op: Or needs integer operands, not "
+            "fp32");
+  EXPECT_EQ(Check(ArithOp::Max, DataType::INT8, 64, DataType::INT8, 4, false, -129),
+            "$.blocks[0].instructions[0].init: the initial value of a "
+            "reduction into int8 must be an integer from -128 to 127");
+  EXPECT_EQ(Check(ArithOp::Max, DataType::UINT8, 64, DataType::UINT8, 4, false, 0.5),
+            "$.blocks[0].instructions[0].init: the initial value of a "
+            "reduction into uint8 must be an integer from 0 to 255");
+  // When accumulating, init is not used.
+  EXPECT_EQ(Check(ArithOp::Max, DataType::UINT8, 64, DataType::UINT8, 4, true, 0.5), "");
+}
+
+TEST(BirVerifierKinds, Iota) {
+  auto Check = [](DataType T, int64_t Start, int64_t Step,
+                  std::vector<int64_t> Mult, Engine E = Engine::POOL) {
+    OneInstruction One;
+    auto *O = One.loc("o", MemoryKind::SB, T, 4096);
+    return One.verify(withOperands(
+        std::make_unique<InstIota>("iota", E, Start, Step, std::move(Mult)), {},
+        {AccessPattern(O, 0, 128, 0, {{8, 4}, {1, 8}}, T)}));
+  };
+  EXPECT_EQ(Check(DataType::INT32, 0, 32, {8, 1}), "");
+  EXPECT_EQ(Check(DataType::BF16, -5, 0, {0, 1}), "");
+  // uint8 reaches 127 * 1 + 3 * 1 + 7 * 16 = 242, or 258 with a start of 16.
+  EXPECT_EQ(Check(DataType::UINT8, 0, 1, {1, 16}), "");
+  EXPECT_EQ(Check(DataType::UINT8, 16, 1, {1, 16}),
+            "$.blocks[0].instructions[0]: the values of an Iota into uint8 "
+            "reach outside its range");
+  EXPECT_EQ(Check(DataType::UINT8, 0, -1, {0, 0}),
+            "$.blocks[0].instructions[0]: the values of an Iota into uint8 "
+            "reach outside its range");
+  EXPECT_EQ(Check(DataType::FP32, INT64_MAX, 0, {0, 1}),
+            "$.blocks[0].instructions[0]: the values of an Iota into fp32 reach "
+            "outside its range");
+  EXPECT_EQ(Check(DataType::FP32, 0, 0, {1}),
+            "$.blocks[0].instructions[0].multipliers: 1 multiplier(s) for an "
+            "output pattern of 2 dimension(s)");
+  EXPECT_EQ(Check(DataType::FP32, 0, 0, {1, 1}, Engine::DVE),
+            "$.blocks[0].instructions[0].engine: engine DVE cannot execute "
+            "Iota");
+}
+
+TEST(BirVerifierKinds, InitialData) {
+  auto Check = [](MemoryKind K, size_t Bytes) {
+    OneInstruction T;
+    MemoryLocation *L = T.loc("c", K, DataType::FP32, 16);
+    L->setInitialData(std::vector<uint8_t>(Bytes, 7));
+    auto *S = T.loc("s", MemoryKind::SB, DataType::FP32, 1024);
+    return T.verify(withOperands(
+        std::make_unique<InstMemset>("ms", Engine::DVE, 0), {}, {tile(S, 8)}));
+  };
+  EXPECT_EQ(Check(MemoryKind::DRAM, 128 * 16), "");
+  EXPECT_EQ(Check(MemoryKind::SharedDRAM, 128 * 16), "");
+  EXPECT_EQ(Check(MemoryKind::DRAM, 128 * 16 - 1),
+            "$.memory_locations[0].initial_data: 2047 bytes of initial data "
+            "for the 2048 bytes of 'c'");
+  EXPECT_EQ(Check(MemoryKind::PSUM, 128 * 16),
+            "$.memory_locations[0].initial_data: only a DRAM or SharedDRAM "
+            "location of its own has initial data; 'c' is in PSUM");
+}
+
 TEST(BirVerifierKinds, GPSIMDSB2SB) {
   auto Check = [](DataType T, uint64_t N, MemoryKind OutKind) {
     OneInstruction One;
@@ -353,14 +524,23 @@ TEST(BirVerifierKinds, ComputeEnginesStayOnChip) {
       "only");
 }
 
-TEST(BirVerifierKinds, ConstantsAreFinite) {
+TEST(BirVerifierKinds, ScalesAreFiniteMemsetsAnyValue) {
   OneInstruction T;
   auto *S = T.loc("s", MemoryKind::SB, DataType::FP32, 1024);
+  // A Memset may write an infinity or NaN (a pad or reduction identity).
   EXPECT_EQ(
       T.verify(
           withOperands(std::make_unique<InstMemset>("ms", Engine::DVE, NAN), {},
                        {tile(S, 8)})),
-      "$.blocks[0].instructions[0].value: the value must be a finite number");
+      "");
+  OneInstruction T2;
+  auto *S2 = T2.loc("s", MemoryKind::SB, DataType::FP32, 1024);
+  EXPECT_EQ(T2.verify(withOperands(
+                std::make_unique<InstActivation>("act", Engine::ACT,
+                                                 ActivationFunc::Exp, INFINITY),
+                {tile(S2, 8)}, {tile(S2, 8)})),
+            "$.blocks[0].instructions[0].scale: the scale must be a finite "
+            "number");
 }
 
 TEST(BirVerifierKinds, TensorCompletionNeedsAnInput) {
@@ -389,3 +569,26 @@ TEST(BirVerifierProgram, ModulesAgree) {
 }
 
 } // namespace
+
+TEST(BirVerifierProgram, SharedDRAMStartsAlikeOnEveryCore) {
+  PassOptions Lnc2{2, Target::Trn2};
+  Program P;
+  P.push_back(returnOnlyModule(Lnc2, 0));
+  P.push_back(returnOnlyModule(Lnc2, 1));
+  MemoryLocation *L0 = addLocation(*P[0], "w", 0, MemoryKind::SharedDRAM,
+                                   DataType::UINT8, 1, 4);
+  MemoryLocation *L1 = addLocation(*P[1], "w", 0, MemoryKind::SharedDRAM,
+                                   DataType::UINT8, 1, 4);
+  L0->setInitialData({1, 2, 3, 4});
+  EXPECT_EQ(errorText(verifyProgram(P)),
+            "$.modules[1].memory_locations[0].initial_data: SharedDRAM "
+            "location 'w' starts with other initial data than on core 0; the "
+            "cores share its bytes");
+  L1->setInitialData({1, 2, 3, 5});
+  EXPECT_EQ(errorText(verifyProgram(P)),
+            "$.modules[1].memory_locations[0].initial_data: SharedDRAM "
+            "location 'w' starts with other initial data than on core 0; the "
+            "cores share its bytes");
+  L1->setInitialData({1, 2, 3, 4});
+  EXPECT_EQ(errorText(verifyProgram(P)), "");
+}

@@ -65,6 +65,11 @@ const ParamEntry ParamTable[] = {
      &P::DveElemsPerNs, false},
     {{"pool-elems-per-ns", "elem/ns", "POOL (GPSIMD) elements per ns in each partition"},
      &P::PoolElemsPerNs, false},
+    {{"remote-bytes-per-ns", "B/ns",
+      "chip-to-chip bandwidth of one core's collective across devices"},
+     &P::RemoteBytesPerNs, false},
+    {{"remote-step-ns", "ns", "latency of one ring step of a collective across devices"},
+     &P::RemoteStepNs, true},
 };
 
 const ParamEntry *findParam(llvm::StringRef Name) {
@@ -209,6 +214,38 @@ double CostModel::collectiveNs(CollectiveKind Kind, unsigned GroupSize, uint64_t
   return P.BarrierNs + P.DmaFixedNs + Copied / Rate + Reduced / (Rate * P.DmaAccumulateFactor);
 }
 
+double CostModel::remoteCollectiveNs(CollectiveKind Kind, unsigned GroupSize,
+                                     uint64_t Bytes) const {
+  const double N = std::max(1u, GroupSize);
+  const double B = static_cast<double>(Bytes);
+  double Steps = 1, Bus = 0;
+  switch (Kind) {
+  case CollectiveKind::AllReduce:
+    Steps = 2 * (N - 1);
+    Bus = 2 * (N - 1) / N * B;
+    break;
+  case CollectiveKind::ReduceScatter:
+  case CollectiveKind::AllToAll:
+  case CollectiveKind::AllToAllV:
+    Steps = N - 1;
+    Bus = (N - 1) / N * B;
+    break;
+  case CollectiveKind::AllGather:
+    Steps = N - 1;
+    Bus = (N - 1) * B;
+    break;
+  case CollectiveKind::SendRecv:
+  case CollectiveKind::SendRecvCCE:
+  case CollectiveKind::Permute:
+  case CollectiveKind::PermuteImplicit:
+  case CollectiveKind::PermuteReduce:
+  case CollectiveKind::PermuteReduceImplicit:
+    Bus = GroupSize > 1 ? B : 0;
+    break;
+  }
+  return std::max(1.0, Steps) * P.RemoteStepNs + Bus / P.RemoteBytesPerNs;
+}
+
 double CostModel::instructionNs(const Instruction &I) const {
   auto ElemsPerPartition = [&](const AccessPattern &AP) {
     return static_cast<double>(AP.getNumElementsPerPartition());
@@ -236,13 +273,19 @@ double CostModel::instructionNs(const Instruction &I) const {
     if (I.inputs().empty())
       return P.Sb2sbStartNs;
     const AccessPattern &In = I.inputs()[0];
-    uint64_t Bpp = mulSat(In.getNumElementsPerPartition(), getDataTypeSize(In.getType()));
-    uint64_t Effective = mulSat(Bpp, 4 / getDataTypeSize(In.getType()));
+    // Every element takes a 4-byte lane: the formula's one home is
+    // InstGPSIMDSB2SB, which lower_local_collectives' budget uses too. At
+    // most 2^32 elements per partition, so no product overflows.
+    uint64_t Bpp = In.getNumElementsPerPartition() * getDataTypeSize(In.getType());
+    uint64_t Effective =
+        InstGPSIMDSB2SB::getEffectiveBytesPerPartition(Bpp, In.getType());
     return sb2sbNs(Effective, In.getNumPartitions());
   }
   case InstructionType::CollectiveCompute: {
     const auto &C = llvm::cast<InstCollectiveCompute>(I);
     uint64_t Bytes = I.inputs().empty() ? 0 : bytesOf(I.inputs()[0]);
+    if (!C.isLocal())
+      return remoteCollectiveNs(C.getKind(), C.getGroup().size(), Bytes);
     return collectiveNs(C.getKind(), C.getGroup().size(), Bytes);
   }
   case InstructionType::CoreBarrier:
@@ -266,10 +309,19 @@ double CostModel::instructionNs(const Instruction &I) const {
   case InstructionType::Activation:
   case InstructionType::TensorTensor:
   case InstructionType::TensorCopy:
-  case InstructionType::Memset: {
+  case InstructionType::TensorConvert:
+  case InstructionType::Select:
+  case InstructionType::Memset:
+  case InstructionType::Iota: {
     if (I.outputs().empty())
       return P.EngineFixedNs;
     return P.EngineFixedNs + ElemsPerPartition(I.outputs()[0]) / EngineRate(I.getEngine());
+  }
+  case InstructionType::TensorReduce: {
+    // The engine streams every input element once; the output is smaller.
+    if (I.inputs().empty())
+      return P.EngineFixedNs;
+    return P.EngineFixedNs + ElemsPerPartition(I.inputs()[0]) / EngineRate(I.getEngine());
   }
   }
   return P.EngineFixedNs;

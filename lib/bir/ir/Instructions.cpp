@@ -26,6 +26,10 @@ const TypeName TypeNames[] = {
     {InstructionType::DMACopy, "DMACopy"},
     {InstructionType::Branch, "Branch"},
     {InstructionType::SemaphoreWait, "SemaphoreWait"},
+    {InstructionType::Select, "Select"},
+    {InstructionType::TensorReduce, "TensorReduce"},
+    {InstructionType::Iota, "Iota"},
+    {InstructionType::TensorConvert, "TensorConvert"},
 };
 } // namespace
 
@@ -135,14 +139,42 @@ template <> llvm::ArrayRef<llvm::StringRef> enumNames<ReduceOp>() {
 }
 
 template <> llvm::ArrayRef<llvm::StringRef> enumNames<ActivationFunc>() {
-  static const llvm::StringRef Names[] = {"Identity", "Relu", "Exp", "Tanh"};
+  static const llvm::StringRef Names[] = {
+      "Identity", "Relu", "Exp", "Tanh",   "Log",        "Sqrt",      "Rsqrt",
+      "Logistic", "Sin",  "Cos", "Abs",    "Negate",     "BitwiseNot", "LogicalNot"};
   return Names;
 }
 
 template <> llvm::ArrayRef<llvm::StringRef> enumNames<ArithOp>() {
-  static const llvm::StringRef Names[] = {"Add", "Subtract", "Multiply", "Max",
-                                          "Min"};
+  static const llvm::StringRef Names[] = {
+      "Add",   "Subtract", "Multiply", "Max",       "Min",  "Divide",
+      "Power", "Remainder", "And",     "Or",        "Xor",  "Equal",
+      "NotEqual", "Less",   "LessEqual", "Greater", "GreaterEqual"};
   return Names;
+}
+
+bool isComparison(ArithOp Op) { return Op >= ArithOp::Equal; }
+
+bool isBitwise(ArithOp Op) {
+  return Op == ArithOp::And || Op == ArithOp::Or || Op == ArithOp::Xor;
+}
+
+bool isIntegerOnly(ActivationFunc F) {
+  return F == ActivationFunc::BitwiseNot || F == ActivationFunc::LogicalNot;
+}
+
+bool hasIntegerForm(ActivationFunc F) {
+  switch (F) {
+  case ActivationFunc::Identity:
+  case ActivationFunc::Relu:
+  case ActivationFunc::Abs:
+  case ActivationFunc::Negate:
+  case ActivationFunc::BitwiseNot:
+  case ActivationFunc::LogicalNot:
+    return true;
+  default:
+    return false;
+  }
 }
 
 template <> llvm::ArrayRef<llvm::StringRef> enumNames<BranchKind>() {

@@ -5,13 +5,20 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/Support/JSON.h"
 
+#include <cmath>
+
 namespace loom::bir {
 
 namespace {
 
 // Shortest exact spelling, the same as the JSON form uses.
 void printNumber(llvm::raw_ostream &OS, double V) {
-  OS << llvm::json::Value(V);
+  if (std::isnan(V))
+    OS << "nan";
+  else if (std::isinf(V))
+    OS << (V > 0 ? "inf" : "-inf");
+  else
+    OS << llvm::json::Value(V);
 }
 
 void printCores(llvm::raw_ostream &OS, llvm::ArrayRef<unsigned> Cores) {
@@ -86,6 +93,18 @@ void printAttributes(llvm::raw_ostream &OS, const Instruction &I) {
   } else if (const auto *MS = dyn_cast<InstMemset>(&I)) {
     OS << " value=";
     printNumber(OS, MS->getValue());
+  } else if (const auto *TR = dyn_cast<InstTensorReduce>(&I)) {
+    OS << " op=" << enumName(TR->getOp());
+    printFlag(OS, TR->isAccumulate(), "accumulate");
+    if (!TR->isAccumulate()) {
+      OS << " init=";
+      printNumber(OS, TR->getInit());
+    }
+  } else if (const auto *Iota = dyn_cast<InstIota>(&I)) {
+    OS << " start=" << Iota->getStart()
+       << " partition_step=" << Iota->getPartitionStep() << " multipliers=(";
+    llvm::interleave(Iota->getMultipliers(), OS, ",");
+    OS << ')';
   } else if (const auto *Br = dyn_cast<InstBranch>(&I)) {
     OS << " kind=" << enumName(Br->getKind());
     if (Br->getKind() == BranchKind::Loop)
@@ -120,6 +139,8 @@ void printLocation(llvm::raw_ostream &OS, const MemoryLocation &L) {
   printFlag(OS, L.isAllocated(), "allocated");
   if (const std::optional<RemoteRef> &R = L.getRemote())
     OS << " remote=" << R->Core << ':' << R->MemLoc;
+  if (L.hasInitialData())
+    OS << " initial_data=(" << L.getInitialData().size() << " B)";
   OS << '\n';
 }
 

@@ -9,6 +9,7 @@
 #include "llvm/Support/Casting.h"
 
 #include <climits>
+#include <cstdint>
 #include <cmath>
 #include <iterator>
 #include <map>
@@ -61,10 +62,16 @@ bool canRunOn(InstructionType T, Engine E) {
   case InstructionType::Activation:
     return E == Engine::ACT;
   case InstructionType::TensorTensor:
+  case InstructionType::Select:
+  case InstructionType::TensorReduce:
     return E == Engine::DVE || E == Engine::POOL;
   case InstructionType::TensorCopy:
+  case InstructionType::TensorConvert:
   case InstructionType::Memset:
     return E == Engine::ACT || E == Engine::DVE || E == Engine::POOL;
+  case InstructionType::Iota:
+    // The GPSIMD engine's iota (aws-neuron-sdk nki.isa.iota).
+    return E == Engine::POOL;
   case InstructionType::GPSIMDSB2SB:
     return E == Engine::POOL;
   case InstructionType::DMACopy:
@@ -93,7 +100,10 @@ Arity getArity(InstructionType T) {
   case InstructionType::Matmul:
   case InstructionType::TensorTensor:
     return {2, 2, 1};
+  case InstructionType::Select:
+    return {3, 3, 1};
   case InstructionType::Memset:
+  case InstructionType::Iota:
     return {0, 0, 1};
   case InstructionType::CoreBarrier:
   case InstructionType::SemaphoreWait:
@@ -142,6 +152,13 @@ private:
   llvm::Error verifyMatmul(const Instruction &I, const std::string &P);
   llvm::Error verifyOnChipElementwise(const Instruction &I,
                                       const std::string &P);
+  llvm::Error verifyActivation(const InstActivation &I, const std::string &P);
+  llvm::Error verifyTensorTensor(const InstTensorTensor &I,
+                                 const std::string &P);
+  llvm::Error verifySelect(const Instruction &I, const std::string &P);
+  llvm::Error verifyTensorReduce(const InstTensorReduce &I,
+                                 const std::string &P);
+  llvm::Error verifyIota(const InstIota &I, const std::string &P);
   llvm::Error verifyDMACopy(const InstDMACopy &I, const std::string &P);
   llvm::Error verifySB2SB(const Instruction &I, const std::string &P);
   llvm::Error verifyCollective(const InstCollectiveCompute &I,
@@ -235,6 +252,21 @@ llvm::Error ModuleVerifier::verifyLocation(const MemoryLocation &L,
                                      "' on core " + llvm::Twine(R->Core) +
                                      " is named '" + Want + "', not '" +
                                      L.getName() + "'");
+  }
+  if (L.hasInitialData()) {
+    if (isOnChip(L.getKind()) || L.isRemote())
+      return failAt(P + ".initial_data",
+                    "only a DRAM or SharedDRAM location of its own has "
+                    "initial data; '" +
+                        L.getName() + "' is " +
+                        (L.isRemote() ? std::string("remote")
+                                      : "in " + Kind.str()));
+    uint64_t Bytes = uint64_t(L.getNumPartitions()) * L.getBytesPerPartition();
+    if (L.getInitialData().size() != Bytes)
+      return failAt(P + ".initial_data",
+                    llvm::Twine(L.getInitialData().size()) +
+                        " bytes of initial data for the " + llvm::Twine(Bytes) +
+                        " bytes of '" + L.getName() + "'");
   }
   Target Arch = M.getPassOptions().Arch;
   std::optional<uint64_t> Cap = getPartitionCapacity(Arch, L.getKind());
@@ -388,16 +420,19 @@ llvm::Error ModuleVerifier::verifyKind(const Instruction &I,
   case InstructionType::Matmul:
     return verifyMatmul(I, P);
   case InstructionType::Activation:
-    if (!std::isfinite(llvm::cast<InstActivation>(I).getScale()))
-      return failAt(P + ".scale", "the scale must be a finite number");
-    return verifyOnChipElementwise(I, P);
-  case InstructionType::Memset:
-    if (!std::isfinite(llvm::cast<InstMemset>(I).getValue()))
-      return failAt(P + ".value", "the value must be a finite number");
-    return verifyOnChipElementwise(I, P);
+    return verifyActivation(llvm::cast<InstActivation>(I), P);
   case InstructionType::TensorTensor:
+    return verifyTensorTensor(llvm::cast<InstTensorTensor>(I), P);
+  case InstructionType::Memset:
   case InstructionType::TensorCopy:
+  case InstructionType::TensorConvert:
     return verifyOnChipElementwise(I, P);
+  case InstructionType::Select:
+    return verifySelect(I, P);
+  case InstructionType::TensorReduce:
+    return verifyTensorReduce(llvm::cast<InstTensorReduce>(I), P);
+  case InstructionType::Iota:
+    return verifyIota(llvm::cast<InstIota>(I), P);
   case InstructionType::DMACopy:
     if (llvm::Error E = verifySignal(llvm::cast<InstCopyBase>(I), P))
       return E;
@@ -505,6 +540,153 @@ llvm::Error ModuleVerifier::verifyOnChipElementwise(const Instruction &I,
                                                  " differs from the output's " +
                                                  shapeOf(Out));
   }
+  return llvm::Error::success();
+}
+
+/// The range of integer type T; none for a floating type.
+std::optional<std::pair<int64_t, int64_t>> intRange(DataType T) {
+  switch (T) {
+  case DataType::INT8: return std::pair<int64_t, int64_t>{INT8_MIN, INT8_MAX};
+  case DataType::INT16: return std::pair<int64_t, int64_t>{INT16_MIN, INT16_MAX};
+  case DataType::INT32: return std::pair<int64_t, int64_t>{INT32_MIN, INT32_MAX};
+  case DataType::UINT8: return std::pair<int64_t, int64_t>{0, UINT8_MAX};
+  case DataType::UINT16: return std::pair<int64_t, int64_t>{0, UINT16_MAX};
+  case DataType::UINT32: return std::pair<int64_t, int64_t>{0, UINT32_MAX};
+  default: return std::nullopt;
+  }
+}
+
+llvm::Error ModuleVerifier::verifyActivation(const InstActivation &I,
+                                             const std::string &P) {
+  if (!std::isfinite(I.getScale()))
+    return failAt(P + ".scale", "the scale must be a finite number");
+  if (llvm::Error E = verifyOnChipElementwise(I, P))
+    return E;
+  DataType In = I.inputs()[0].getType(), Out = I.outputs()[0].getType();
+  // docs/bir.md "Activation": the integer form runs when the input and the
+  // output have one integer type; it has no scale.
+  bool IntegerForm = !isFloatType(In) && In == Out && hasIntegerForm(I.getFunc());
+  if (isIntegerOnly(I.getFunc()) && !IntegerForm)
+    return failAt(P + ".func", enumName(I.getFunc()) +
+                                   " needs an input and an output of one "
+                                   "integer type, not " +
+                                   enumName(In) + " and " + enumName(Out));
+  if (IntegerForm && I.getScale() != 1.0)
+    return failAt(P + ".scale", "an Activation from " + enumName(In) + " to " +
+                                    enumName(Out) +
+                                    " computes exactly in integers and takes "
+                                    "no scale (1)");
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifyTensorTensor(const InstTensorTensor &I,
+                                               const std::string &P) {
+  if (llvm::Error E = verifyOnChipElementwise(I, P))
+    return E;
+  DataType T0 = I.inputs()[0].getType(), T1 = I.inputs()[1].getType();
+  bool Int0 = !isFloatType(T0), Int1 = !isFloatType(T1);
+  // docs/bir.md "TensorTensor": integer operands compute exactly in their
+  // one type; two integer types would leave the arithmetic type open.
+  if (Int0 && Int1 && T0 != T1)
+    return failAt(P + ".inputs[1].dtype",
+                  "integer operands need one type, not " + enumName(T0) +
+                      " and " + enumName(T1));
+  if (isBitwise(I.getOp()) && !(Int0 && Int1))
+    return failAt(P + ".op", enumName(I.getOp()) +
+                                 " needs integer operands, not " +
+                                 enumName(T0) + " and " + enumName(T1));
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifySelect(const Instruction &I,
+                                         const std::string &P) {
+  if (llvm::Error E = verifyOnChipElementwise(I, P))
+    return E;
+  const AccessPattern &Pred = I.inputs()[0], &Out = I.outputs()[0];
+  if (Pred.getType() != DataType::UINT8)
+    return failAt(P + ".inputs[0].dtype",
+                  "the predicate of a Select is uint8 (0 or 1), not " +
+                      enumName(Pred.getType()));
+  for (size_t K = 1; K < 3; ++K)
+    if (I.inputs()[K].getType() != Out.getType())
+      return failAt(indexed(P, "inputs", K) + ".dtype",
+                    "a Select copies " + enumName(I.inputs()[K].getType()) +
+                        " but writes " + enumName(Out.getType()) +
+                        "; it does not convert");
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifyTensorReduce(const InstTensorReduce &I,
+                                               const std::string &P) {
+  const AccessPattern &In = I.inputs()[0], &Out = I.outputs()[0];
+  if (!isOnChip(In.getLocation()->getKind()))
+    return failAt(P + ".inputs[0]", "TensorReduce reads SB or PSUM only");
+  if (!isOnChip(Out.getLocation()->getKind()))
+    return failAt(P + ".outputs[0]", "TensorReduce writes SB or PSUM only");
+  uint64_t NIn = In.getNumElementsPerPartition(),
+           NOut = Out.getNumElementsPerPartition();
+  if (In.getNumPartitions() != Out.getNumPartitions() || NIn % NOut != 0)
+    return failAt(P + ".outputs[0]",
+                  "output is " + shapeOf(Out) + "; a reduction of input " +
+                      shapeOf(In) +
+                      " needs its partitions and a divisor of its "
+                      "elements per partition");
+  if (isComparison(I.getOp()))
+    return failAt(P + ".op", "a TensorReduce folds with an arithmetic or "
+                             "bitwise op, not " +
+                                 enumName(I.getOp()));
+  DataType TI = In.getType(), TO = Out.getType();
+  bool IntIn = !isFloatType(TI), IntOut = !isFloatType(TO);
+  if ((IntIn || IntOut) && TI != TO)
+    return failAt(P + ".outputs[0].dtype",
+                  "an integer TensorReduce reads and writes one type, not " +
+                      enumName(TI) + " and " + enumName(TO));
+  if (isBitwise(I.getOp()) && !IntIn)
+    return failAt(P + ".op", enumName(I.getOp()) +
+                                 " needs integer operands, not " +
+                                 enumName(TI));
+  if (!I.isAccumulate() && IntOut) {
+    auto [Lo, Hi] = *intRange(TO);
+    double V = I.getInit();
+    if (!(V >= double(Lo) && V <= double(Hi)) || V != std::trunc(V))
+      return failAt(P + ".init", "the initial value of a reduction into " +
+                                     enumName(TO) +
+                                     " must be an integer from " +
+                                     llvm::Twine(Lo) + " to " +
+                                     llvm::Twine(Hi));
+  }
+  return llvm::Error::success();
+}
+
+llvm::Error ModuleVerifier::verifyIota(const InstIota &I,
+                                       const std::string &P) {
+  const AccessPattern &Out = I.outputs()[0];
+  if (!isOnChip(Out.getLocation()->getKind()))
+    return failAt(P + ".outputs[0]", "Iota writes SB or PSUM only");
+  llvm::ArrayRef<PatternDim> Pattern = Out.getPattern();
+  if (I.getMultipliers().size() != Pattern.size())
+    return failAt(P + ".multipliers",
+                  llvm::Twine(I.getMultipliers().size()) +
+                      " multiplier(s) for an output pattern of " +
+                      llvm::Twine(Pattern.size()) + " dimension(s)");
+  // The smallest and largest value, exactly: every term is at most 2^63 *
+  // 2^32 in magnitude, and there are at most 2^32 elements per partition.
+  __int128 Lo = I.getStart(), Hi = I.getStart();
+  auto Span = [&](int64_t Step, uint64_t Count) {
+    __int128 Far = __int128(Step) * __int128(Count - 1);
+    (Far < 0 ? Lo : Hi) += Far;
+  };
+  Span(I.getPartitionStep(), Out.getNumPartitions());
+  for (size_t K = 0; K < Pattern.size(); ++K)
+    Span(I.getMultipliers()[K], Pattern[K].Count);
+  __int128 Min = INT64_MIN, Max = INT64_MAX;
+  if (std::optional<std::pair<int64_t, int64_t>> R = intRange(Out.getType())) {
+    Min = R->first;
+    Max = R->second;
+  }
+  if (Lo < Min || Hi > Max)
+    return failAt(P, "the values of an Iota into " + enumName(Out.getType()) +
+                         " reach outside its range");
   return llvm::Error::success();
 }
 
@@ -746,10 +928,9 @@ namespace {
 /// semaphore that is waited on is signalled (and the other way round).
 class SubgraphVerifier {
 public:
-  SubgraphVerifier(const Program &P, unsigned Subgraph) : P(P) {
-    for (unsigned I = 0; I < P.size(); ++I)
-      if (P[I]->getSubgraphId() == Subgraph)
-        ByCore[P[I]->getNeuronCoreId()] = I;
+  SubgraphVerifier(const Program &P, const Subgraph &S) : P(P) {
+    for (size_t K = 0; K < S.size(); ++K)
+      ByCore[S.modules()[K]->getNeuronCoreId()] = S.indices()[K];
   }
   llvm::Error verify();
 
@@ -890,13 +1071,31 @@ llvm::Error SubgraphVerifier::verifyInstruction(unsigned Index,
 }
 
 llvm::Error SubgraphVerifier::verify() {
+  // A SharedDRAM name is one buffer for every core, so it starts with one
+  // content: every core's copy has the same initial data, or none has any.
+  llvm::StringMap<std::pair<const MemoryLocation *, unsigned>> SharedFirst;
   for (auto [Core, Index] : ByCore) {
     const Module &Mod = *P[Index];
     const MemoryLocationSet::Storage &Locs = Mod.getMemoryLocations().locations();
-    for (size_t L = 0; L < Locs.size(); ++L)
+    for (size_t L = 0; L < Locs.size(); ++L) {
       if (Locs[L]->isRemote())
         if (llvm::Error E = verifyRemote(Index, L, *Locs[L]))
           return E;
+      if (Locs[L]->getKind() != MemoryKind::SharedDRAM || Locs[L]->isRemote())
+        continue;
+      auto [It, New] =
+          SharedFirst.try_emplace(Locs[L]->getName(), Locs[L].get(), Core);
+      if (New)
+        continue;
+      const MemoryLocation &Other = *It->second.first;
+      if (Other.getInitialData() != Locs[L]->getInitialData())
+        return failAt(indexed(modulePath(Index), "memory_locations", L) +
+                          ".initial_data",
+                      "SharedDRAM location '" + Locs[L]->getName() +
+                          "' starts with other initial data than on core " +
+                          llvm::Twine(It->second.second) +
+                          "; the cores share its bytes");
+    }
   }
   for (auto [Core, Index] : ByCore) {
     const Module &Mod = *P[Index];
@@ -929,6 +1128,7 @@ llvm::Error verifyProgram(const Program &P) {
   if (P.empty())
     return makeError("$.modules: a program needs at least one module");
   std::set<std::pair<unsigned, unsigned>> Seen;
+  std::set<unsigned> Finished;
   const PassOptions &First = P[0]->getPassOptions();
   for (unsigned I = 0; I < P.size(); ++I) {
     const Module &M = *P[I];
@@ -946,12 +1146,33 @@ llvm::Error verifyProgram(const Program &P) {
       return failAt(Path, "a second module for subgraph " +
                               llvm::Twine(M.getSubgraphId()) + ", core " +
                               llvm::Twine(M.getNeuronCoreId()));
+    // The documented order: by subgraph, then by core. lnc_splitter and
+    // the writer keep it, and subgraphs() relies on nothing else.
+    if (I == 0)
+      continue;
+    const Module &Prev = *P[I - 1];
+    if (M.getSubgraphId() == Prev.getSubgraphId()) {
+      if (M.getNeuronCoreId() < Prev.getNeuronCoreId())
+        return failAt(Path, "core " + llvm::Twine(M.getNeuronCoreId()) +
+                                " of subgraph " +
+                                llvm::Twine(M.getSubgraphId()) +
+                                " comes after core " +
+                                llvm::Twine(Prev.getNeuronCoreId()) +
+                                "; a program lists its modules by subgraph, "
+                                "then by core");
+      continue;
+    }
+    Finished.insert(Prev.getSubgraphId());
+    if (Finished.count(M.getSubgraphId()))
+      return failAt(Path, "subgraph " + llvm::Twine(M.getSubgraphId()) +
+                              " appears again after subgraph " +
+                              llvm::Twine(Prev.getSubgraphId()) +
+                              "; a program lists its modules by subgraph, "
+                              "then by core");
   }
-  std::set<unsigned> Subgraphs;
-  for (const auto &M : P)
-    if (Subgraphs.insert(M->getSubgraphId()).second)
-      if (llvm::Error E = SubgraphVerifier(P, M->getSubgraphId()).verify())
-        return E;
+  for (const Subgraph &S : P.subgraphs())
+    if (llvm::Error E = SubgraphVerifier(P, S).verify())
+      return E;
   return llvm::Error::success();
 }
 

@@ -3,6 +3,7 @@
 #include "loom/bir/ir/Instructions.h"
 #include "loom/bir/ir/Verifier.h"
 #include "loom/bir/json/JsonDocument.h"
+#include "loom/support/Base64.h"
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
@@ -15,6 +16,7 @@
 
 #include <climits>
 #include <cmath>
+#include <limits>
 
 namespace loom::bir {
 
@@ -100,6 +102,8 @@ private:
   int64_t asSigned(JsonRef V, const JsonPath &Path);
   bool asBool(JsonRef V, const JsonPath &Path);
   double asNumber(JsonRef V, const JsonPath &Path);
+  /// A number, or one of the strings "inf", "-inf", "nan".
+  double asReal(JsonRef V, const JsonPath &Path);
   template <typename E> E asEnum(JsonRef V, const JsonPath &Path);
   InstructionType asInstructionType(JsonRef V, const JsonPath &Path);
 
@@ -112,6 +116,9 @@ private:
   bool getBool(const Obj &O, llvm::StringRef Key);
   double getNumber(const Obj &O, llvm::StringRef Key,
                    std::optional<double> Default = std::nullopt);
+  double getReal(const Obj &O, llvm::StringRef Key,
+                 std::optional<double> Default = std::nullopt);
+  int64_t getSigned(const Obj &O, llvm::StringRef Key, int64_t Default);
   template <typename E>
   E getEnum(const Obj &O, llvm::StringRef Key,
             std::optional<E> Default = std::nullopt);
@@ -222,6 +229,26 @@ double Reader::asNumber(JsonRef V, const JsonPath &Path) {
   return D ? *D : 0;
 }
 
+double Reader::asReal(JsonRef V, const JsonPath &Path) {
+  if (!V || Error)
+    return 0;
+  if (std::optional<llvm::StringRef> S = V.getAsString()) {
+    // JSON has no spelling for the non-finite values.
+    if (*S == "inf")
+      return HUGE_VAL;
+    if (*S == "-inf")
+      return -HUGE_VAL;
+    if (*S == "nan")
+      return std::numeric_limits<double>::quiet_NaN();
+    fail(Path, "expected a number, \"inf\", \"-inf\" or \"nan\"");
+    return 0;
+  }
+  std::optional<double> D = V.getAsNumber();
+  if (!D || !std::isfinite(*D))
+    fail(Path, "expected a number, \"inf\", \"-inf\" or \"nan\"");
+  return D ? *D : 0;
+}
+
 template <typename E> E Reader::asEnum(JsonRef V, const JsonPath &Path) {
   llvm::StringRef S = asString(V, Path);
   if (Error)
@@ -289,6 +316,17 @@ double Reader::getNumber(const Obj &O, llvm::StringRef Key,
                          std::optional<double> Default) {
   JsonRef V = get(O, Key, !Default);
   return V ? asNumber(V, O.Path->field(Key)) : Default.value_or(0);
+}
+
+double Reader::getReal(const Obj &O, llvm::StringRef Key,
+                       std::optional<double> Default) {
+  JsonRef V = get(O, Key, !Default);
+  return V ? asReal(V, O.Path->field(Key)) : Default.value_or(0);
+}
+
+int64_t Reader::getSigned(const Obj &O, llvm::StringRef Key, int64_t Default) {
+  JsonRef V = get(O, Key, false);
+  return V ? asSigned(V, O.Path->field(Key)) : Default;
 }
 
 template <typename E>
@@ -378,7 +416,7 @@ void Reader::readLocation(JsonRef V, const JsonPath &Path) {
   Obj O = asObject(V, Path);
   checkKeys(O, {"name", "tensor_id", "kind", "dtype", "partitions",
                 "bytes_per_partition", "written_by_another_core", "allocated",
-                "remote"});
+                "remote", "initial_data"});
   llvm::StringRef Name = getString(O, "name");
   uint64_t TensorId = getUnsigned(O, "tensor_id", UINT64_MAX);
   MemoryKind Kind = getEnum<MemoryKind>(O, "kind");
@@ -395,6 +433,18 @@ void Reader::readLocation(JsonRef V, const JsonPath &Path) {
     unsigned RCore = getUnsigned(R, "core", UINT_MAX);
     Ref = RemoteRef{RCore, getString(R, "memloc").str()};
   }
+  std::vector<uint8_t> Data;
+  if (JsonRef DV = get(O, "initial_data", false)) {
+    JsonPath DPath = Path.field("initial_data");
+    llvm::StringRef Text = asString(DV, DPath);
+    if (!Error) {
+      if (std::optional<Base64Error> E = decodeBase64(Text, Data))
+        fail(DPath, "not base64: " + E->Message + " (at character " +
+                        llvm::Twine(E->Offset) + ")");
+      else if (Data.empty())
+        fail(DPath, "empty initial data; leave the field out instead");
+    }
+  }
   if (Error)
     return;
   auto L = std::make_unique<MemoryLocation>(Name.str(), TensorId, Kind, Type,
@@ -403,6 +453,8 @@ void Reader::readLocation(JsonRef V, const JsonPath &Path) {
   L->setIsAllocated(Allocated);
   if (Ref)
     L->setRemote(Ref->Core, Ref->MemLoc);
+  if (!Data.empty())
+    L->setInitialData(std::move(Data));
   llvm::Expected<MemoryLocation *> Added =
       M->getMemoryLocations().add(std::move(L));
   if (!Added)
@@ -552,7 +604,32 @@ std::unique_ptr<Instruction> Reader::createInstruction(InstructionType T,
   case InstructionType::Memset:
     checkInstructionKeys(O, {"value"});
     return std::make_unique<InstMemset>(std::move(Name), E,
-                                        getNumber(O, "value"));
+                                        getReal(O, "value"));
+  case InstructionType::Select:
+    checkInstructionKeys(O, {});
+    return std::make_unique<InstSelect>(std::move(Name), E);
+  case InstructionType::TensorConvert:
+    checkInstructionKeys(O, {});
+    return std::make_unique<InstTensorConvert>(std::move(Name), E);
+  case InstructionType::TensorReduce: {
+    checkInstructionKeys(O, {"op", "accumulate", "init"});
+    auto Op = getEnum<ArithOp>(O, "op");
+    bool Accumulate = getBool(O, "accumulate");
+    return std::make_unique<InstTensorReduce>(std::move(Name), E, Op,
+                                              Accumulate,
+                                              getReal(O, "init", 0.0));
+  }
+  case InstructionType::Iota: {
+    checkInstructionKeys(O, {"start", "partition_step", "multipliers"});
+    int64_t Start = getSigned(O, "start", 0);
+    int64_t Step = getSigned(O, "partition_step", 0);
+    std::vector<int64_t> Multipliers;
+    forEach(O, "multipliers", true, [&](JsonRef V, const JsonPath &Path) {
+      Multipliers.push_back(asSigned(V, Path));
+    });
+    return std::make_unique<InstIota>(std::move(Name), E, Start, Step,
+                                      std::move(Multipliers));
+  }
   case InstructionType::Branch: {
     checkInstructionKeys(O, {"kind", "trip_count"});
     auto Kind = getEnum<BranchKind>(O, "kind");
@@ -702,6 +779,12 @@ moduleFromJson(const llvm::json::Value &V, llvm::StringRef Path) {
   Doc.assign(V);
   JsonPath Root(Path);
   return Reader().readModule(Doc.root(), Root);
+}
+
+llvm::Expected<std::unique_ptr<Module>> readEmbeddedModule(JsonRef V,
+                                                           llvm::StringRef Path) {
+  JsonPath Root(Path);
+  return Reader().readModule(V, Root);
 }
 
 llvm::Expected<std::unique_ptr<Module>> parseModule(llvm::StringRef Text,

@@ -2,9 +2,11 @@
 
 #include "loom/bir/ir/Instructions.h"
 #include "loom/bir/json/JsonPrinter.h"
+#include "loom/support/Base64.h"
 
 #include "llvm/Support/raw_ostream.h"
 
+#include <cmath>
 #include <deque>
 
 namespace loom::bir {
@@ -84,6 +86,18 @@ void fieldUnsigned(Out &W, llvm::StringRef Key, uint64_t V) {
   W.unsignedInteger(V);
 }
 
+/// A double; JSON has no spelling for the non-finite ones, so they are the
+/// strings "inf", "-inf" and "nan" (which the reader takes back).
+template <typename Out> void fieldReal(Out &W, llvm::StringRef Key, double V) {
+  W.key(Key);
+  if (std::isnan(V))
+    W.string("nan");
+  else if (std::isinf(V))
+    W.string(V > 0 ? "inf" : "-inf");
+  else
+    W.real(V);
+}
+
 template <typename Out>
 void writeCores(Out &W, llvm::StringRef Key, llvm::ArrayRef<unsigned> Cores) {
   W.key(Key);
@@ -132,6 +146,8 @@ template <typename Out> void writeInstruction(Out &W, const Instruction &I) {
   const auto *Act = dyn_cast<InstActivation>(&I);
   const auto *TT = dyn_cast<InstTensorTensor>(&I);
   const auto *MS = dyn_cast<InstMemset>(&I);
+  const auto *TR = dyn_cast<InstTensorReduce>(&I);
+  const auto *Iota = dyn_cast<InstIota>(&I);
   const auto *Br = dyn_cast<InstBranch>(&I);
   const auto *Copy = dyn_cast<InstCopyBase>(&I);
   W.object([&] {
@@ -139,6 +155,8 @@ template <typename Out> void writeInstruction(Out &W, const Instruction &I) {
       fieldBool(W, "accumulate", DMA->isAccumulate());
     if (MM)
       fieldBool(W, "accumulate", MM->isAccumulate());
+    if (TR)
+      fieldBool(W, "accumulate", TR->isAccumulate());
     if (CB)
       writeCores(W, "cores", CB->getCores());
     if (SW)
@@ -155,6 +173,8 @@ template <typename Out> void writeInstruction(Out &W, const Instruction &I) {
       writeCores(W, "group", CC->getGroup());
     if (CB)
       fieldInt(W, "id", CB->getId());
+    if (TR)
+      fieldReal(W, "init", TR->getInit());
     writeAccessPatterns(W, "inputs", I.inputs());
     if (CC)
       field(W, "kind", enumName(CC->getKind()));
@@ -164,11 +184,22 @@ template <typename Out> void writeInstruction(Out &W, const Instruction &I) {
       fieldBool(W, "local", CC->isLocal());
     if (SB2SB)
       fieldBool(W, "lowered", SB2SB->isLowered());
+    if (Iota) {
+      W.key("multipliers");
+      W.array([&] {
+        for (int64_t M : Iota->getMultipliers())
+          W.integer(M);
+      });
+    }
     field(W, "name", I.getName());
     if (TT)
       field(W, "op", enumName(TT->getOp()));
+    if (TR)
+      field(W, "op", enumName(TR->getOp()));
     fieldInt(W, "opcode", static_cast<unsigned>(I.getType()));
     writeAccessPatterns(W, "outputs", I.outputs());
+    if (Iota)
+      fieldInt(W, "partition_step", Iota->getPartitionStep());
     if (CC)
       field(W, "reduce", enumName(CC->getReduceOp()));
     if (Act) {
@@ -186,13 +217,13 @@ template <typename Out> void writeInstruction(Out &W, const Instruction &I) {
         field(W, "semaphore", S.Semaphore);
       });
     }
+    if (Iota)
+      fieldInt(W, "start", Iota->getStart());
     if (Br && Br->getKind() == BranchKind::Loop)
       fieldInt(W, "trip_count", Br->getTripCount());
     field(W, "type", getInstructionTypeName(I.getType()));
-    if (MS) {
-      W.key("value");
-      W.real(MS->getValue());
-    }
+    if (MS)
+      fieldReal(W, "value", MS->getValue());
     if (TC) {
       W.key("waits");
       W.array([&] {
@@ -227,6 +258,9 @@ template <typename Out> void writeLocation(Out &W, const MemoryLocation &L) {
     fieldBool(W, "allocated", L.isAllocated());
     fieldUnsigned(W, "bytes_per_partition", L.getBytesPerPartition());
     field(W, "dtype", enumName(L.getType()));
+    // A location without initial data has no "initial_data" field.
+    if (L.hasInitialData())
+      field(W, "initial_data", encodeBase64(L.getInitialData()));
     field(W, "kind", enumName(L.getKind()));
     field(W, "name", L.getName());
     fieldInt(W, "partitions", L.getNumPartitions());
@@ -316,6 +350,8 @@ std::string formatProgram(const Program &P) {
   OS.flush();
   return S;
 }
+
+void writeEmbeddedModule(JsonPrinter &W, const Module &M) { writeModule(W, M); }
 
 std::string formatModule(const Module &M) {
   std::string S;

@@ -1,11 +1,17 @@
 #include "loom/bir/passes/CoreBarriers.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallPtrSet.h"
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringMap.h"
 
 #include <iterator>
 
 namespace loom::bir {
+
+/// How many ancestors precededByLocalCC looks at, so that a collective
+/// costs a bounded amount of work however long its dependency chains.
+constexpr unsigned MaxAncestorSearch = 4096;
 
 InstCoreBarrier *insertCoreBarrier(BasicBlock &BB, BasicBlock::iterator Pos,
                                    std::string Name,
@@ -16,27 +22,23 @@ InstCoreBarrier *insertCoreBarrier(BasicBlock &BB, BasicBlock::iterator Pos,
 }
 
 bool renumberCoreBarriers(Program &P, unsigned Subgraph) {
-  std::vector<Module *> Mods;
-  for (auto &M : P)
-    if (M->getSubgraphId() == Subgraph)
-      Mods.push_back(M.get());
-  llvm::sort(Mods, [](const Module *A, const Module *B) {
-    return A->getNeuronCoreId() < B->getNeuronCoreId();
-  });
   llvm::StringMap<unsigned> Ids;
   bool Changed = false;
-  for (Module *M : Mods)
-    for (const auto &BB : M->blocks())
-      for (const auto &I : *BB) {
-        auto *CB = llvm::dyn_cast<InstCoreBarrier>(I.get());
+  for (const bir::Subgraph &S : P.subgraphs()) {
+    if (S.getId() != Subgraph)
+      continue;
+    for (Module *M : S.modules())
+      M->walk([&](Instruction &I) {
+        auto *CB = llvm::dyn_cast<InstCoreBarrier>(&I);
         if (!CB)
-          continue;
+          return;
         unsigned Id = Ids.try_emplace(CB->getName(), Ids.size()).first->second;
         if (CB->getId() != Id) {
           CB->setId(Id);
           Changed = true;
         }
-      }
+      });
+  }
   return Changed;
 }
 
@@ -55,6 +57,22 @@ PrecedingMap getPrecedingCoreBarrierOrLocalCCMap(const Module &M) {
     }
   }
   return Map;
+}
+
+/// The instructions I waits for, directly or through others, up to Limit of
+/// them (beyond it, fewer: a dependency not found only makes the caller
+/// insert a barrier it might have skipped).
+static llvm::SmallPtrSet<const Instruction *, 32>
+getAncestors(const Instruction &I, unsigned Limit) {
+  llvm::SmallPtrSet<const Instruction *, 32> Seen;
+  llvm::SmallVector<const Instruction *, 32> Work{&I};
+  while (!Work.empty() && Seen.size() < Limit) {
+    const Instruction *X = Work.pop_back_val();
+    for (const Instruction *D : X->dependencies())
+      if (Seen.insert(D).second)
+        Work.push_back(D);
+  }
+  return Seen;
 }
 
 static bool covers(llvm::ArrayRef<unsigned> Cores,
@@ -87,8 +105,15 @@ bool precededByLocalCC(const InstCollectiveCompute &CC,
     if (!covers(P.getGroup(), CC.getGroup()))
       return false;
   }
+  // Every other dependency of CC must happen before the fence: Prev waits
+  // for it, directly or through other dependencies. Transitively, because
+  // a lowering keeps the order but not the edge: once the collective before
+  // CC is lowered, what it waited for reaches its end barrier only through
+  // the lowering's chain, and a second run must decide as the first did.
+  llvm::SmallPtrSet<const Instruction *, 32> Before =
+      getAncestors(*Prev, MaxAncestorSearch);
   auto Covered = [&](const Instruction *D) {
-    return D == Prev || llvm::is_contained(Prev->dependencies(), D);
+    return D == Prev || Before.count(D);
   };
   if (!llvm::all_of(CC.dependencies(), Covered))
     return false;

@@ -196,32 +196,32 @@ BlockTrace traceBlocks(const Module &M, const CFGView &G, const SCCInfo &SCCs) {
   return Static;
 }
 
-/// The per-core modules of one subgraph; index = core.
-struct Subgraph {
+/// The per-core modules of one split subgraph; index = core.
+struct SplitSubgraph {
   unsigned Id;
   std::vector<Module *> Cores;
 };
 
-llvm::Expected<std::vector<Subgraph>> groupSubgraphs(Program &P) {
+llvm::Expected<std::vector<SplitSubgraph>> groupSubgraphs(const Program &P) {
   unsigned Lnc = P[0]->getPassOptions().LncSize;
-  std::vector<Subgraph> Groups;
-  llvm::DenseMap<unsigned, unsigned> GroupOf;
-  for (const std::unique_ptr<Module> &M : P) {
-    auto [It, New] = GroupOf.try_emplace(M->getSubgraphId(), Groups.size());
-    if (New)
-      Groups.push_back({M->getSubgraphId(), std::vector<Module *>(Lnc)});
-    Subgraph &S = Groups[It->second];
-    unsigned Core = M->getNeuronCoreId();
-    if (Core >= Lnc)
-      return makeError("subgraph " + llvm::Twine(S.Id) +
-                       " has a module for core " + llvm::Twine(Core) +
-                       ", outside lnc_size " + llvm::Twine(Lnc));
-    if (S.Cores[Core])
-      return makeError("subgraph " + llvm::Twine(S.Id) +
-                       " has two modules for core " + llvm::Twine(Core));
-    S.Cores[Core] = M.get();
+  std::vector<SplitSubgraph> Groups;
+  for (const Subgraph &G : P.subgraphs()) {
+    SplitSubgraph &S = Groups.emplace_back();
+    S.Id = G.getId();
+    S.Cores.assign(Lnc, nullptr);
+    for (Module *M : G.modules()) {
+      unsigned Core = M->getNeuronCoreId();
+      if (Core >= Lnc)
+        return makeError("subgraph " + llvm::Twine(S.Id) +
+                         " has a module for core " + llvm::Twine(Core) +
+                         ", outside lnc_size " + llvm::Twine(Lnc));
+      if (S.Cores[Core])
+        return makeError("subgraph " + llvm::Twine(S.Id) +
+                         " has two modules for core " + llvm::Twine(Core));
+      S.Cores[Core] = M;
+    }
   }
-  for (const Subgraph &S : Groups)
+  for (const SplitSubgraph &S : Groups)
     for (unsigned C = 0; C < Lnc; ++C)
       if (!S.Cores[C])
         return makeError("subgraph " + llvm::Twine(S.Id) +
@@ -235,7 +235,7 @@ llvm::Expected<std::vector<Subgraph>> groupSubgraphs(Program &P) {
 /// Flat placement puts the completion in the same block on every core, and
 /// every core must take the same path through it, so the cores' CFGs must
 /// agree: block names, successors, branch kinds and trip counts.
-llvm::Error checkSameControlFlow(const Subgraph &S) {
+llvm::Error checkSameControlFlow(const SplitSubgraph &S) {
   const Module &M0 = *S.Cores[0];
   for (unsigned C = 1; C < S.Cores.size(); ++C) {
     const Module &M = *S.Cores[C];
@@ -358,7 +358,7 @@ identifyLastWrites(const Module &M, llvm::StringRef Name,
 /// 0 writes core 1's copy and the other way round), so each core's are found
 /// on that core rather than by core 0's instruction names.
 std::vector<CompletionWait>
-extendLastWrites(const Subgraph &S, llvm::StringRef Name,
+extendLastWrites(const SplitSubgraph &S, llvm::StringRef Name,
                  llvm::ArrayRef<unsigned> WriterBlocks, const BlockTrace &T) {
   std::vector<CompletionWait> Waits;
   for (unsigned C = 0; C < S.Cores.size(); ++C)
@@ -381,6 +381,7 @@ struct PendingPTCOM {
   std::string Location;
   unsigned Block;
   std::vector<CompletionWait> Waits;
+  std::string Why;
 };
 
 /// The names of a completion's copies: "<location>-PTCOM" in the first
@@ -402,7 +403,7 @@ llvm::StringMap<const Instruction *> indexInstructions(const Module &M) {
 
 /// The completions of one subgraph, or nothing for a location whose
 /// completion is already there (the pass has run before).
-llvm::Expected<std::vector<PendingPTCOM>> planSubgraph(const Subgraph &S) {
+llvm::Expected<std::vector<PendingPTCOM>> planSubgraph(const SplitSubgraph &S) {
   if (llvm::Error E = checkSameControlFlow(S))
     return E;
   std::vector<const Module *> Cores(S.Cores.begin(), S.Cores.end());
@@ -447,15 +448,15 @@ llvm::Expected<std::vector<PendingPTCOM>> planSubgraph(const Subgraph &S) {
     std::vector<CompletionWait> Waits =
         extendLastWrites(S, P.Location, P.WriterBlocks, Trace);
     for (unsigned K = 0; K < P.Blocks.size(); ++K)
-      Pending.push_back(
-          {getPTCOMName(P.Location, K), P.Location, P.Blocks[K], Waits});
+      Pending.push_back({getPTCOMName(P.Location, K), P.Location, P.Blocks[K],
+                         Waits, P.Why});
   }
   return Pending;
 }
 
 /// Inserts each completion before the first terminator of its block, on
 /// every core, reading the whole of that core's location.
-void insertPTCOMs(const Subgraph &S, llvm::ArrayRef<PendingPTCOM> Pending) {
+void insertPTCOMs(const SplitSubgraph &S, llvm::ArrayRef<PendingPTCOM> Pending) {
   for (Module *M : S.Cores)
     for (const PendingPTCOM &P : Pending) {
       auto TC = std::make_unique<InstTensorCompletion>(P.Name, CompletionEngine);
@@ -537,11 +538,23 @@ identifyPTCOMBlocks(llvm::ArrayRef<const Module *> Cores) {
 
     // The first common post-dominator, hoisted out of any loop it is in.
     PostDomNode N = PDT.getFirstCommonPostdominator(P.WriterBlocks);
-    while (!N.isVirtualExit() && !meetsPTCOMRequirements(SCCs, N.getBlock()))
+    std::string Writers;
+    for (unsigned B : P.WriterBlocks)
+      Writers += (Writers.empty() ? "'" : ", '") +
+                 Core0.getBlock(B)->getName().str() + "'";
+    P.Why = "the first common post-dominator of the writer blocks " + Writers;
+    bool Hoisted = false;
+    while (!N.isVirtualExit() && !meetsPTCOMRequirements(SCCs, N.getBlock())) {
       N = PDT.getImmediatePostdominator(N.getBlock());
+      Hoisted = true;
+    }
+    if (Hoisted)
+      P.Why += ", hoisted out of the loop it is in";
     if (!N.isVirtualExit()) {
       P.Blocks.push_back(N.getBlock());
     } else {
+      P.Why = "no block follows every write of the writer blocks " + Writers +
+              ": one in each exit they reach";
       // No single block follows every write: the writes end at several
       // exits. Each run ends at exactly one exit, so one completion in every
       // exit the writers reach fires once after all of them. Roots that are
@@ -560,11 +573,11 @@ identifyPTCOMBlocks(llvm::ArrayRef<const Module *> Cores) {
 llvm::Expected<bool> InsertPTCOMFlat::run(Program &Modules) {
   if (Modules.empty())
     return false;
-  llvm::Expected<std::vector<Subgraph>> Groups = groupSubgraphs(Modules);
+  llvm::Expected<std::vector<SplitSubgraph>> Groups = groupSubgraphs(Modules);
   if (!Groups)
     return Groups.takeError();
   std::vector<std::vector<PendingPTCOM>> Pending;
-  for (const Subgraph &S : *Groups) {
+  for (const SplitSubgraph &S : *Groups) {
     llvm::Expected<std::vector<PendingPTCOM>> P = planSubgraph(S);
     if (!P)
       return P.takeError();
@@ -572,8 +585,18 @@ llvm::Expected<bool> InsertPTCOMFlat::run(Program &Modules) {
   }
   bool Changed = false;
   for (size_t G = 0; G < Groups->size(); ++G) {
-    insertPTCOMs((*Groups)[G], Pending[G]);
+    const SplitSubgraph &S = (*Groups)[G];
+    insertPTCOMs(S, Pending[G]);
     Changed |= !Pending[G].empty();
+    for (const PendingPTCOM &P : Pending[G]) {
+      addStatistic("completions inserted", S.Cores.size());
+      addStatistic("completion waits", S.Cores.size() * P.Waits.size());
+      if (wantsRemarks())
+        remark("subgraph " + llvm::Twine(S.Id) + ": '" + P.Name +
+               "' in block '" + S.Cores[0]->getBlock(P.Block)->getName() +
+               "' on every core, waiting for " + llvm::Twine(P.Waits.size()) +
+               " write(s): " + P.Why);
+    }
   }
   return Changed;
 }

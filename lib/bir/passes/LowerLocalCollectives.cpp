@@ -59,6 +59,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
+#include "llvm/Support/FormatVariadic.h"
 
 #include <map>
 
@@ -116,8 +117,10 @@ struct GroupPlan {
   std::string Name;
   Lowering How = Lowering::Fence;
   std::vector<Member> Members; // by rank
-  // Swaps: per rank, GPSIMD or DMA; per rank, whether the input is staged.
+  // Swaps: per rank, GPSIMD or DMA and why; per rank, whether the input is
+  // staged.
   std::vector<bool> UseGPSIMD;
+  std::vector<std::string> EngineWhy;
   std::vector<bool> Stage;
   // AllReduce.
   TensorSplit Split;
@@ -230,7 +233,8 @@ private:
   llvm::Error planAllReduce(SubgraphInfo &S, GroupPlan &G);
   llvm::Error checkRemotes(SubgraphInfo &S, GroupPlan &G,
                            bool Inputs, bool Outputs);
-  bool chooseGPSIMD(const AccessPattern &Src, const AccessPattern &Dst) const;
+  bool chooseGPSIMD(const AccessPattern &Src, const AccessPattern &Dst,
+                    std::string &Why) const;
 
   /// Kind 0: the swap with the engine chosen per direction and the
   /// per-remote-core barrier (or the semaphore signal and wait).
@@ -255,9 +259,25 @@ private:
   template <typename T, typename... Args>
   T *insertBefore(Instruction &At, std::string Name, Args &&...A) {
     auto I = std::make_unique<T>(std::move(Name), std::forward<Args>(A)...);
-    return llvm::cast<T>(
+    T *New = llvm::cast<T>(
         At.getBasicBlock()->insert(At.getIterator(), std::move(I)));
+    Created.push_back(New);
+    return New;
   }
+  InstCoreBarrier *newBarrier(BasicBlock &BB, BasicBlock::iterator Pos,
+                              std::string Name, std::vector<unsigned> Cores,
+                              Engine Eng) {
+    InstCoreBarrier *CB =
+        insertCoreBarrier(BB, Pos, std::move(Name), std::move(Cores), Eng);
+    Created.push_back(CB);
+    return CB;
+  }
+
+public:
+  /// Every instruction the lowering created, for the statistics.
+  std::vector<const Instruction *> Created;
+
+private:
   /// A scratch location of M, dense for AP's shape.
   AccessPattern createScratch(SubgraphInfo &S, GroupPlan &G, Module &M,
                               const std::string &Suffix,
@@ -396,23 +416,55 @@ llvm::Error Lowerer::checkRemotes(SubgraphInfo &S, GroupPlan &G, bool Inputs,
   return llvm::Error::success();
 }
 
-bool Lowerer::chooseGPSIMD(const AccessPattern &Src,
-                           const AccessPattern &Dst) const {
-  if (!InstGPSIMDSB2SB::isCompatible(Lnc, Src, Dst))
+/// Why InstGPSIMDSB2SB::isCompatible refuses Src -> Dst, in its order of
+/// checks; empty when it accepts them.
+std::string whyNotCompatible(unsigned Lnc, const AccessPattern &Src,
+                             const AccessPattern &Dst) {
+  if (InstGPSIMDSB2SB::isCompatible(Lnc, Src, Dst))
+    return "";
+  if (Lnc != 2)
+    return "lnc_size is " + std::to_string(Lnc) + ", not 2";
+  if (Src.getLocation()->getKind() != MemoryKind::SB ||
+      Dst.getLocation()->getKind() != MemoryKind::SB)
+    return ("the tiles are in " + enumName(Src.getLocation()->getKind()) +
+            " and " + enumName(Dst.getLocation()->getKind()) + ", not both SB")
+        .str();
+  if (Src.getType() != Dst.getType() ||
+      Src.getNumPartitions() != Dst.getNumPartitions() ||
+      Src.getNumElementsPerPartition() != Dst.getNumElementsPerPartition())
+    return "the tiles differ in data type, partitions or elements per "
+           "partition";
+  return "the tiles differ in layout";
+}
+
+bool Lowerer::chooseGPSIMD(const AccessPattern &Src, const AccessPattern &Dst,
+                           std::string &Why) const {
+  if (std::string No = whyNotCompatible(Lnc, Src, Dst); !No.empty()) {
+    Why = "not GPSIMD-compatible: " + No;
     return false;
+  }
   uint64_t Bytes =
       Src.getNumElementsPerPartition() * getDataTypeSize(Src.getType());
   uint64_t Effective =
       InstGPSIMDSB2SB::getEffectiveBytesPerPartition(Bytes, Src.getType());
-  bool InBudget = Effective <= InstGPSIMDSB2SB::MaxBytesPerPartition &&
-                  Effective <= Opts.SendRecvToGpsimdMaxBpp;
-  if (Opts.SendRecvEngine == SendRecvEngineChoice::Budget)
+  uint64_t Budget = std::min<uint64_t>(InstGPSIMDSB2SB::MaxBytesPerPartition,
+                                       Opts.SendRecvToGpsimdMaxBpp);
+  bool InBudget = Effective <= Budget;
+  std::string Eff = std::to_string(Effective) +
+                    " effective bytes per partition";
+  if (Opts.SendRecvEngine == SendRecvEngineChoice::Budget) {
+    Why = Eff + (InBudget ? " within " : " above ") + "the budget of " +
+          std::to_string(Budget);
     return InBudget;
+  }
   // The cost model picks the faster of the two copies the lowering could
   // emit, timed as the simulator times them; GPSIMD only within the
   // hardware ceiling.
-  if (Effective > InstGPSIMDSB2SB::MaxBytesPerPartition)
+  if (Effective > InstGPSIMDSB2SB::MaxBytesPerPartition) {
+    Why = Eff + " above the GPSIMD ceiling of " +
+          std::to_string(InstGPSIMDSB2SB::MaxBytesPerPartition);
     return false;
+  }
   analysis::CostModel Model(Opts.Cost);
   InstGPSIMDSB2SB ViaPool("probe", Engine::POOL, true);
   InstDMACopy ViaDMA("probe", Engine::DMA0, false);
@@ -421,7 +473,10 @@ bool Lowerer::chooseGPSIMD(const AccessPattern &Src,
     I->addInput(Src);
     I->addOutput(Dst);
   }
-  return Model.instructionNs(ViaPool) <= Model.instructionNs(ViaDMA);
+  double Pool = Model.instructionNs(ViaPool), DMA = Model.instructionNs(ViaDMA);
+  Why = llvm::formatv("cost model: GPSIMD {0:f1} ns, DMA {1:f1} ns", Pool, DMA)
+            .str();
+  return Pool <= DMA;
 }
 
 llvm::Error Lowerer::plan(SubgraphInfo &S, GroupPlan &G) {
@@ -474,6 +529,7 @@ llvm::Error Lowerer::planSwap(SubgraphInfo &S, GroupPlan &G) {
   if (llvm::Error E = checkRemotes(S, G, false, true))
     return E;
   G.UseGPSIMD.assign(2, false);
+  G.EngineWhy.assign(2, "SendRecvCCE always copies by DMA");
   G.Stage.assign(2, false);
   for (unsigned R = 0; R < 2; ++R) {
     const AccessPattern &In = G.Members[R].CC->inputs()[0];
@@ -482,7 +538,7 @@ llvm::Error Lowerer::planSwap(SubgraphInfo &S, GroupPlan &G) {
     if (G.How != Lowering::Swap)
       continue;
     if (!G.Stage[R]) {
-      G.UseGPSIMD[R] = chooseGPSIMD(In, PeerOut);
+      G.UseGPSIMD[R] = chooseGPSIMD(In, PeerOut, G.EngineWhy[R]);
       continue;
     }
     // The stage is a dense SB tile with the input's counts.
@@ -492,7 +548,8 @@ llvm::Error Lowerer::planSwap(SubgraphInfo &S, GroupPlan &G) {
                          In.getType(), In.getNumPartitions(), 1);
     AccessPattern Staged(&Probe, 0, In.getNumPartitions(), 0,
                          densePattern(In), In.getType());
-    G.UseGPSIMD[R] = chooseGPSIMD(Staged, PeerOut);
+    G.UseGPSIMD[R] = chooseGPSIMD(Staged, PeerOut, G.EngineWhy[R]);
+    G.EngineWhy[R] += " (of the staged input, which overlaps the output)";
   }
   return llvm::Error::success();
 }
@@ -617,7 +674,7 @@ Lowerer::beginBarrier(SubgraphInfo &S, GroupPlan &G, InstCollectiveCompute &CC,
                       llvm::ArrayRef<Instruction *> Deps) {
   if (G.SkipBegin)
     return Deps.vec();
-  InstCoreBarrier *Begin = insertCoreBarrier(
+  InstCoreBarrier *Begin = newBarrier(
       *CC.getBasicBlock(), CC.getIterator(), instName(S, G, "cb_begin"),
       CC.getGroup().vec(), syncEngine(CC));
   for (Instruction *D : Deps)
@@ -638,7 +695,7 @@ std::vector<Instruction *> Lowerer::openRegion(SubgraphInfo &S, GroupPlan &G,
   // it overlaps or reads the stage.
   if (G.Stage[Rank])
     Start = {stageInput(S, G, Mb, Start, Sources[Rank])};
-  InstCoreBarrier *Staged = insertCoreBarrier(
+  InstCoreBarrier *Staged = newBarrier(
       *CC.getBasicBlock(), CC.getIterator(), instName(S, G, "cb_staged"),
       CC.getGroup().vec(), syncEngine(CC));
   for (Instruction *D : Start)
@@ -690,7 +747,7 @@ void Lowerer::lowerSwap(SubgraphInfo &S, GroupPlan &G, unsigned Rank) {
     } else {
       unsigned Lo = std::min(Mb.Core, Peer.Core);
       unsigned Hi = std::max(Mb.Core, Peer.Core);
-      InstCoreBarrier *Pair = insertCoreBarrier(
+      InstCoreBarrier *Pair = newBarrier(
           *CC.getBasicBlock(), CC.getIterator(),
           instName(S, G,
                    "cb_" + std::to_string(Lo) + "_" + std::to_string(Hi)),
@@ -700,7 +757,7 @@ void Lowerer::lowerSwap(SubgraphInfo &S, GroupPlan &G, unsigned Rank) {
     }
   }
   InstCoreBarrier *End =
-      insertCoreBarrier(*CC.getBasicBlock(), CC.getIterator(),
+      newBarrier(*CC.getBasicBlock(), CC.getIterator(),
                         instName(S, G, "cb_end"), CC.getGroup().vec(), Sync);
   for (Instruction *D : Done)
     End->addDependency(D);
@@ -808,7 +865,7 @@ void Lowerer::lowerAllReduce(SubgraphInfo &S, GroupPlan &G, unsigned Rank) {
   std::vector<Instruction *> Done = Prev;
   if (G.Gather) {
     InstCoreBarrier *Mid =
-        insertCoreBarrier(BB, CC.getIterator(), instName(S, G, "cb_mid"),
+        newBarrier(BB, CC.getIterator(), instName(S, G, "cb_mid"),
                           CC.getGroup().vec(), Sync);
     for (Instruction *D : Prev)
       Mid->addDependency(D);
@@ -832,7 +889,7 @@ void Lowerer::lowerAllReduce(SubgraphInfo &S, GroupPlan &G, unsigned Rank) {
     if (Done.empty())
       Done.push_back(Mid);
   }
-  InstCoreBarrier *End = insertCoreBarrier(
+  InstCoreBarrier *End = newBarrier(
       BB, CC.getIterator(), instName(S, G, "cb_end"), CC.getGroup().vec(),
       Sync);
   for (Instruction *D : Done)
@@ -849,7 +906,7 @@ void Lowerer::insertFences(SubgraphInfo &S, GroupPlan &G, unsigned Rank) {
     CC.addDependency(beginBarrier(S, G, CC, Deps).back());
   if (G.SkipEnd)
     return;
-  InstCoreBarrier *End = insertCoreBarrier(
+  InstCoreBarrier *End = newBarrier(
       BB, std::next(CC.getIterator()), instName(S, G, "cb_end"),
       CC.getGroup().vec(), syncEngine(CC));
   End->addDependency(&CC);
@@ -893,18 +950,13 @@ void Lowerer::lower(SubgraphInfo &S, GroupPlan &G) {
 }
 
 /// The subgraphs in order of first appearance, with their modules by core.
-std::vector<SubgraphInfo> collectSubgraphs(Program &P) {
+std::vector<SubgraphInfo> collectSubgraphs(const Program &P) {
   std::vector<SubgraphInfo> Out;
-  for (auto &M : P) {
-    auto It = llvm::find_if(Out, [&](const SubgraphInfo &S) {
-      return S.Id == M->getSubgraphId();
-    });
-    if (It == Out.end()) {
-      Out.emplace_back();
-      Out.back().Id = M->getSubgraphId();
-      It = std::prev(Out.end());
-    }
-    It->ByCore[M->getNeuronCoreId()] = M.get();
+  for (const Subgraph &G : P.subgraphs()) {
+    SubgraphInfo &S = Out.emplace_back();
+    S.Id = G.getId();
+    for (Module *M : G.modules())
+      S.ByCore[M->getNeuronCoreId()] = M;
   }
   return Out;
 }
@@ -934,11 +986,53 @@ void collectNames(SubgraphInfo &S) {
   }
 }
 
+/// What one lowering does, for --remarks.
+std::string describePlan(const GroupPlan &G, unsigned Rank) {
+  const Member &Mb = G.Members[Rank];
+  std::string Kind = enumName(Mb.CC->getKind()).str();
+  switch (G.How) {
+  case Lowering::Swap:
+  case Lowering::SwapCCE:
+    return Kind + " with core " + std::to_string(G.Members[1 - Rank].Core) +
+           ": " + (G.UseGPSIMD[Rank] ? "GPSIMDSB2SB" : "DMACopy") + ", " +
+           G.EngineWhy[Rank];
+  case Lowering::AllReduce: {
+    std::string Split =
+        G.Split.How == TensorSplit::Kind::FreeDim
+            ? "slices of dimension " + std::to_string(G.Split.Dim)
+        : G.Split.How == TensorSplit::Kind::Partitions
+            ? std::string("slices of the partitions")
+            : std::string("no split: every core reduces the whole tensor");
+    return Kind + " over " + std::to_string(G.Members.size()) + " cores: " +
+           (G.Accumulate ? "accumulating DMA copies"
+                         : "fetches folded by TensorTensor on DVE (DMA "
+                           "compute adds fp32, bf16 and fp16 only)") +
+           ", " + Split;
+  }
+  case Lowering::Fence:
+    return Kind + " kept and fenced by barriers over its group: kinds >= 3 "
+                  "are fenced, not decomposed";
+  }
+  return Kind;
+}
+
 } // namespace
 
 llvm::Expected<bool> LowerLocalCollectives::run(Program &Modules) {
   if (Modules.empty())
     return false;
+  Target Arch = Modules[0]->getPassOptions().Arch;
+  if (Opts.RunSharedAllocationBeforePostSched && Arch != Target::Trn2)
+    remark("--run-shared-allocation-before-post-sched ignored: it is only "
+           "relevant for trn2, and the target is " +
+           enumName(Arch));
+  if (wantsRemarks())
+    Modules.walk([&](Instruction &I) {
+      if (const auto *CC = llvm::dyn_cast<InstCollectiveCompute>(&I))
+        if (!CC->isLocal())
+          remark(I, "not local (group " + coreList(CC->getGroup()) +
+                        " lists ranks of a wider job): left untouched");
+    });
   unsigned Lnc = Modules[0]->getPassOptions().LncSize;
   if (Lnc == 1)
     return false;
@@ -947,6 +1041,10 @@ llvm::Expected<bool> LowerLocalCollectives::run(Program &Modules) {
   // Every subgraph is grouped and planned before anything changes, so an
   // error leaves the whole program as it was.
   std::vector<std::vector<GroupPlan>> Plans(Subgraphs.size());
+  // The remarks are written once everything is planned: a failing run
+  // explains nothing.
+  std::vector<std::pair<const Instruction *, std::string>> Remarks;
+  uint64_t Skipped = 0;
   for (size_t I = 0; I < Subgraphs.size(); ++I) {
     SubgraphInfo &S = Subgraphs[I];
     if (llvm::none_of(S.ByCore, [](const auto &E) {
@@ -976,6 +1074,25 @@ llvm::Expected<bool> LowerLocalCollectives::run(Program &Modules) {
                   llvm::all_of(G.Members, [](const Member &Mb) {
                     return followedByCoreBarrier(*Mb.CC);
                   });
+      Skipped += G.Members.size() * (unsigned(G.SkipBegin) + G.SkipEnd);
+      for (unsigned R = 0; R < G.Members.size() && wantsRemarks(); ++R) {
+        const InstCollectiveCompute &CC = *G.Members[R].CC;
+        if (G.How == Lowering::Fence && G.SkipBegin && G.SkipEnd) {
+          Remarks.push_back({&CC, "already fenced on both sides: left as it "
+                                  "is"});
+          continue;
+        }
+        Remarks.push_back({&CC, describePlan(G, R)});
+        if (G.SkipBegin)
+          Remarks.push_back(
+              {&CC, "no begin barrier: '" +
+                        Preceding[G.Members[R].Core].lookup(&CC)->getName().str() +
+                        "' directly before it fences its group and "
+                        "precedes everything it waits for"});
+        if (G.SkipEnd)
+          Remarks.push_back({&CC, "no end barrier: a barrier over its group "
+                                  "already follows it for every user"});
+      }
       // A collective that stays and is fenced on both sides on every core
       // (by an earlier run, say) is left as it is.
       if (G.How == Lowering::Fence && G.SkipBegin && G.SkipEnd)
@@ -983,15 +1100,46 @@ llvm::Expected<bool> LowerLocalCollectives::run(Program &Modules) {
       Plans[I].push_back(std::move(G));
     }
   }
+  for (const auto &[I, Text] : Remarks)
+    remark(*I, Text);
   bool Changed = false;
+  uint64_t GPSIMDCopies = 0, DMACopies = 0;
   for (size_t I = 0; I < Subgraphs.size(); ++I) {
     if (Plans[I].empty())
       continue;
-    for (GroupPlan &G : Plans[I])
+    for (GroupPlan &G : Plans[I]) {
+      for (bool G1 : G.UseGPSIMD)
+        (G1 ? GPSIMDCopies : DMACopies) += 1;
       L.lower(Subgraphs[I], G);
+    }
     renumberCoreBarriers(Modules, Subgraphs[I].Id);
     Changed = true;
   }
+  // Statistics: what was created, by kind and by engine.
+  std::map<std::string, uint64_t> BytesByEngine;
+  uint64_t Barriers = 0;
+  for (const Instruction *I : L.Created) {
+    if (llvm::isa<InstCoreBarrier>(I)) {
+      ++Barriers;
+      continue;
+    }
+    for (const AccessPattern &AP : I->outputs())
+      BytesByEngine[isDMAQueue(I->getEngine())
+                        ? "DMA"
+                        : enumName(I->getEngine()).str()] +=
+          AP.getNumElements() * getDataTypeSize(AP.getType());
+  }
+  if (Barriers)
+    addStatistic("barriers inserted", Barriers);
+  if (Skipped)
+    addStatistic("barriers skipped (region already fenced)", Skipped);
+  if (GPSIMDCopies)
+    addStatistic("SendRecv copies on GPSIMD", GPSIMDCopies);
+  if (DMACopies)
+    addStatistic("SendRecv copies by DMA", DMACopies);
+  for (const auto &[Engine, Bytes] : BytesByEngine)
+    addStatistic("bytes written by created " + Engine + " instructions",
+                 Bytes);
   return Changed;
 }
 

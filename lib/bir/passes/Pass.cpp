@@ -2,6 +2,7 @@
 
 #include "loom/bir/passes/InsertPTCOMFlat.h"
 #include "loom/bir/passes/LncSplitter.h"
+#include "loom/bir/passes/LncVerifier.h"
 #include "loom/bir/passes/LowerLocalCollectives.h"
 #include "loom/support/Error.h"
 
@@ -32,6 +33,7 @@ const PassEntry Registry[] = {
     {"lnc_splitter", create<LncSplitter>},
     {"lower_local_collectives", create<LowerLocalCollectives>},
     {"insert_ptcom_flat", create<InsertPTCOMFlat>},
+    {"lnc_verifier", create<LncVerifier>},
 };
 
 } // namespace

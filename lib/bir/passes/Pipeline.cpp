@@ -8,7 +8,6 @@
 
 #include "loom/bir/passes/Pipeline.h"
 
-#include "loom/support/Error.h"
 
 #include "llvm/Support/Format.h"
 #include "llvm/Support/raw_ostream.h"
@@ -17,22 +16,12 @@ namespace loom::bir {
 
 namespace {
 
-constexpr const char *EarlyFlag = "--run-shared-allocation-before-post-sched";
+constexpr const char *SlotFlag = "--run-shared-allocation-before-post-sched";
 
 } // namespace
 
-llvm::Error checkPipelineOptions(const BackendOptions &Opts, Target T) {
-  if (Opts.RunSharedAllocationBeforePostSched && T != Target::Trn2)
-    return makeError(llvm::Twine(EarlyFlag) +
-                     " is only relevant for trn2; the target is " +
-                     enumName(T));
-  return llvm::Error::success();
-}
-
 llvm::Expected<std::vector<PipelineEntry>>
 buildDefaultPipeline(const BackendOptions &Opts, Target T) {
-  if (llvm::Error E = checkPipelineOptions(Opts, T))
-    return E;
   std::vector<PipelineEntry> P;
   auto Pass = [&](unsigned Order, llvm::StringRef Name, bool Active,
                   llvm::StringRef WhySkipped) {
@@ -49,32 +38,49 @@ buildDefaultPipeline(const BackendOptions &Opts, Target T) {
   // 112). Both pairs are listed; the unused one is skipped. Were it run, it
   // would find nothing left to do: lower_local_collectives removes the
   // collectives it lowers, and insert_ptcom_flat finds its completions.
-  bool Early = Opts.RunSharedAllocationBeforePostSched;
-  std::string InEarlySlot = (llvm::Twine("runs at 111 with ") + EarlyFlag).str();
+  // The flag is "only relevant for trn2" (its help text): on trn1 and the
+  // generic target it is accepted and ignored, and lower_local_collectives
+  // says so in a remark.
+  bool UseSlotsBeforePostSched =
+      Opts.RunSharedAllocationBeforePostSched && T == Target::Trn2;
+  std::string Ignored =
+      Opts.RunSharedAllocationBeforePostSched
+          ? (llvm::Twine("; ") + SlotFlag + " is only relevant for trn2").str()
+          : std::string();
+  std::string InLateSlot = (llvm::Twine("runs at 111 with ") + SlotFlag).str();
   std::string InDefaultSlot =
-      (llvm::Twine("runs at 80 without ") + EarlyFlag).str();
-  std::string PTCOMInEarlySlot =
-      (llvm::Twine("runs at 112 with ") + EarlyFlag).str();
+      (llvm::Twine("runs at 80 without ") + SlotFlag).str();
+  std::string PTCOMInLateSlot = (llvm::Twine("runs at 112 with ") + SlotFlag).str();
   std::string PTCOMInDefaultSlot =
-      (llvm::Twine("runs at 95 without ") + EarlyFlag).str();
+      (llvm::Twine("runs at 95 without ") + SlotFlag).str();
+  if (!Ignored.empty() && !UseSlotsBeforePostSched) {
+    InDefaultSlot = "runs at 80" + Ignored;
+    PTCOMInDefaultSlot = "runs at 95" + Ignored;
+  }
 
   // One module per physical core of the logical core.
   Pass(8, "lnc_splitter", true, "");
 
   // Default phase: local collectives become copies and barriers, then the
   // shared-memory passes, then the completions.
-  Pass(80, "lower_local_collectives", !Early, InEarlySlot);
+  Pass(80, "lower_local_collectives", !UseSlotsBeforePostSched, InLateSlot);
   Marker(81, "extend_shared_lifetimes", "neuronx-cc pass, not in loom");
   Marker(83, "sync_shared_allocations", "neuronx-cc pass, not in loom");
   if (Opts.EnablePTCOM)
-    Pass(95, "insert_ptcom_flat", !Early, PTCOMInEarlySlot);
+    Pass(95, "insert_ptcom_flat", !UseSlotsBeforePostSched, PTCOMInLateSlot);
 
   // Trn2 phase before post_sched, so that the post-RA scheduler sees the
   // real cross-core traffic.
-  Pass(111, "lower_local_collectives", Early, InDefaultSlot);
+  Pass(111, "lower_local_collectives", UseSlotsBeforePostSched, InDefaultSlot);
   if (Opts.EnablePTCOM)
-    Pass(112, "insert_ptcom_flat", Early, PTCOMInDefaultSlot);
+    Pass(112, "insert_ptcom_flat", UseSlotsBeforePostSched,
+         PTCOMInDefaultSlot);
   Marker(113, "post_sched", "neuronx-cc's post-RA scheduler, not in loom");
+
+  // Last, so that it checks what the whole pipeline produced. The
+  // production number is not known; 114 is loom's choice
+  // (docs/lnc-verifier.md).
+  Pass(114, "lnc_verifier", true, "");
   return P;
 }
 

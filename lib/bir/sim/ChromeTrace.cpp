@@ -14,6 +14,7 @@
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -45,35 +46,61 @@ void writeMetadata(llvm::json::OStream &J, llvm::StringRef What, unsigned Pid, u
 } // namespace
 
 void writeChromeTrace(llvm::raw_ostream &OS, llvm::ArrayRef<TraceSlice> Slices,
-                      llvm::ArrayRef<TraceFlow> Flows, unsigned NumCores) {
-  // Which (core, engine) tracks exist: every engine some event uses.
+                      llvm::ArrayRef<TraceFlow> Flows, unsigned NumCores,
+                      unsigned NumDevices) {
+  // Which (device, core, engine) tracks exist: every engine some event uses.
+  bool Launch = NumDevices > 0;
+  unsigned Devices = std::max(1u, NumDevices);
   unsigned Cores = NumCores;
-  for (const TraceSlice &S : Slices)
+  for (const TraceSlice &S : Slices) {
     Cores = std::max(Cores, S.Core + 1);
-  for (const TraceFlow &F : Flows)
-    Cores = std::max({Cores, F.FromCore + 1, F.ToCore + 1});
-  std::vector<bool> Used(static_cast<size_t>(Cores) * NumEngines, false);
-  auto Mark = [&](unsigned Core, Engine E) {
-    Used[static_cast<size_t>(Core) * NumEngines + static_cast<unsigned>(E)] = true;
-  };
-  for (const TraceSlice &S : Slices)
-    Mark(S.Core, S.Eng);
-  for (const TraceFlow &F : Flows) {
-    Mark(F.FromCore, F.FromEng);
-    Mark(F.ToCore, F.ToEng);
+    Devices = std::max(Devices, S.Device + 1);
   }
+  for (const TraceFlow &F : Flows) {
+    Cores = std::max({Cores, F.FromCore + 1, F.ToCore + 1});
+    Devices = std::max({Devices, F.FromDevice + 1, F.ToDevice + 1});
+  }
+  auto TrackIndex = [&](unsigned Device, unsigned Core, Engine E) {
+    return (static_cast<size_t>(Device) * Cores + Core) * NumEngines +
+           static_cast<unsigned>(E);
+  };
+  std::vector<bool> Used(static_cast<size_t>(Devices) * Cores * NumEngines, false);
+  for (const TraceSlice &S : Slices)
+    Used[TrackIndex(S.Device, S.Core, S.Eng)] = true;
+  for (const TraceFlow &F : Flows) {
+    Used[TrackIndex(F.FromDevice, F.FromCore, F.FromEng)] = true;
+    Used[TrackIndex(F.ToDevice, F.ToCore, F.ToEng)] = true;
+  }
+  // A single program: a process per core, a thread per engine. A launch: a
+  // process per device, a thread per core and engine.
+  auto Pid = [&](unsigned Device, unsigned Core) { return Launch ? Device : Core; };
+  auto Tid = [&](unsigned Core, Engine E) {
+    return Launch ? Core * NumEngines + static_cast<unsigned>(E) : static_cast<unsigned>(E);
+  };
 
   llvm::json::OStream J(OS);
   J.object([&] {
     J.attributeArray("traceEvents", [&] {
-      for (unsigned C = 0; C < Cores; ++C) {
-        writeMetadata(J, "process_name", C, 0, "name", "core " + std::to_string(C));
-        writeMetadata(J, "process_sort_index", C, 0, "sort_index", C);
-        for (unsigned E = 0; E < NumEngines; ++E) {
-          if (!Used[static_cast<size_t>(C) * NumEngines + E])
-            continue;
-          writeMetadata(J, "thread_name", C, E, "name", enumName(static_cast<Engine>(E)));
-          writeMetadata(J, "thread_sort_index", C, E, "sort_index", E);
+      for (unsigned D = 0; D < Devices; ++D) {
+        if (Launch) {
+          writeMetadata(J, "process_name", D, 0, "name", "device " + std::to_string(D));
+          writeMetadata(J, "process_sort_index", D, 0, "sort_index", D);
+        }
+        for (unsigned C = 0; C < Cores; ++C) {
+          if (!Launch) {
+            writeMetadata(J, "process_name", C, 0, "name", "core " + std::to_string(C));
+            writeMetadata(J, "process_sort_index", C, 0, "sort_index", C);
+          }
+          for (unsigned E = 0; E < NumEngines; ++E) {
+            Engine Eng = static_cast<Engine>(E);
+            if (!Used[TrackIndex(D, C, Eng)])
+              continue;
+            std::string Name = Launch ? "core " + std::to_string(C) + " " + enumName(Eng).str()
+                                      : enumName(Eng).str();
+            writeMetadata(J, "thread_name", Pid(D, C), Tid(C, Eng), "name", Name);
+            writeMetadata(J, "thread_sort_index", Pid(D, C), Tid(C, Eng), "sort_index",
+                          Tid(C, Eng));
+          }
         }
       }
       for (const TraceSlice &S : Slices) {
@@ -81,8 +108,8 @@ void writeChromeTrace(llvm::raw_ostream &OS, llvm::ArrayRef<TraceSlice> Slices,
           J.attribute("name", validUTF8(S.Name));
           J.attribute("cat", "instruction");
           J.attribute("ph", "X");
-          J.attribute("pid", S.Core);
-          J.attribute("tid", static_cast<unsigned>(S.Eng));
+          J.attribute("pid", Pid(S.Device, S.Core));
+          J.attribute("tid", Tid(S.Core, S.Eng));
           J.attribute("ts", toMicros(S.StartNs));
           J.attribute("dur", toMicros(S.DurNs));
         });
@@ -96,8 +123,8 @@ void writeChromeTrace(llvm::raw_ostream &OS, llvm::ArrayRef<TraceSlice> Slices,
           J.attribute("cat", "sync");
           J.attribute("ph", "s");
           J.attribute("id", Id);
-          J.attribute("pid", F.FromCore);
-          J.attribute("tid", static_cast<unsigned>(F.FromEng));
+          J.attribute("pid", Pid(F.FromDevice, F.FromCore));
+          J.attribute("tid", Tid(F.FromCore, F.FromEng));
           J.attribute("ts", toMicros(F.FromNs));
         });
         J.object([&] {
@@ -106,8 +133,8 @@ void writeChromeTrace(llvm::raw_ostream &OS, llvm::ArrayRef<TraceSlice> Slices,
           J.attribute("ph", "f");
           J.attribute("bp", "e");
           J.attribute("id", Id);
-          J.attribute("pid", F.ToCore);
-          J.attribute("tid", static_cast<unsigned>(F.ToEng));
+          J.attribute("pid", Pid(F.ToDevice, F.ToCore));
+          J.attribute("tid", Tid(F.ToCore, F.ToEng));
           J.attribute("ts", toMicros(F.ToNs));
         });
       }

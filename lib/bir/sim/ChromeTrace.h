@@ -2,7 +2,8 @@
 //
 // `bir-sim --trace FILE.json` writes the Chrome trace event format, which
 // Perfetto (ui.perfetto.dev) and chrome://tracing load: one process per core,
-// one thread (track) per engine, every executed instruction a complete ("X")
+// one thread (track) per engine (for a launch: one process per device, one
+// track per core and engine), every executed instruction a complete ("X")
 // event, and every cross-core ordering (a barrier, a completion, a semaphore)
 // a flow arrow ("s" -> "f") from the event that released it to the one it
 // released. Times are nanoseconds here and microseconds in the file, as the
@@ -29,6 +30,7 @@ struct TraceSlice {
   std::string Name;
   double StartNs;
   double DurNs;
+  unsigned Device = 0; ///< in a launch
 };
 
 /// An arrow from a point of one track to a point of another. Each end should
@@ -42,6 +44,7 @@ struct TraceFlow {
   Engine ToEng;
   double ToNs;
   std::string Name;
+  unsigned FromDevice = 0, ToDevice = 0; ///< in a launch
 };
 
 /// Writes {"traceEvents": [...], "displayTimeUnit": "ns"}: process_name
@@ -49,8 +52,14 @@ struct TraceFlow {
 /// thread_name = the engine's name (tid = the engine's ordinal), the slices as
 /// "X" events, each flow as an "s" / "f" pair with a shared id. Events are in
 /// a deterministic order: metadata, then slices and flows as given.
+///
+/// With NumDevices > 0 (a launch) the layout is a process per device
+/// (process_name "device D", pid D) and a thread per core and engine
+/// (thread_name "core C ENGINE", tid = C * 21 + the engine's ordinal), so
+/// Perfetto shows every device of the launch with its cores' engines.
 void writeChromeTrace(llvm::raw_ostream &OS, llvm::ArrayRef<TraceSlice> Slices,
-                      llvm::ArrayRef<TraceFlow> Flows, unsigned NumCores);
+                      llvm::ArrayRef<TraceFlow> Flows, unsigned NumCores,
+                      unsigned NumDevices = 0);
 
 } // namespace loom::bir::sim
 

@@ -524,8 +524,10 @@ void RaceDetector::accessRange(unsigned StorageId, llvm::StringRef StorageName,
 //===----------------------------------------------------------------------===//
 
 static void printSite(llvm::raw_ostream &OS, const AccessSite &S, bool Write) {
-  OS << '\'' << (S.Inst ? S.Inst->getName() : llvm::StringRef("?"))
-     << "' (core " << S.Core << ", " << enumName(S.Eng) << ", execution "
+  OS << '\'' << (S.Inst ? S.Inst->getName() : llvm::StringRef("?")) << "' (";
+  if (S.Device >= 0)
+    OS << "device " << S.Device << ' ';
+  OS << "core " << S.Core << ", " << enumName(S.Eng) << ", execution "
      << S.Execution << ", " << (Write ? "write" : "read") << ')';
 }
 

@@ -81,6 +81,8 @@ struct AccessSite {
   Engine Eng = Engine::PE;
   const Instruction *Inst = nullptr;
   uint64_t Execution = 0;
+  /// The device of a launch; -1 outside launches (then not printed).
+  int Device = -1;
 };
 
 /// Two unordered accesses to overlapping bytes, First the earlier reported.

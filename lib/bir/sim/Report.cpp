@@ -9,7 +9,22 @@
 #include "llvm/Support/FormatVariadic.h"
 #include "llvm/Support/JSON.h"
 
+#include <algorithm>
+#include <map>
+
 namespace loom::bir::sim {
+
+/// The launch's makespan: subgraphs run one after another, each until its
+/// slowest core finishes.
+static double launchMakespan(const SimResult &R) {
+  std::map<unsigned, double> PerSubgraph;
+  for (const CoreReport &C : R.Cores)
+    PerSubgraph[C.Subgraph] = std::max(PerSubgraph[C.Subgraph], C.MakespanNs);
+  double Sum = 0;
+  for (auto &[S, T] : PerSubgraph)
+    Sum += T;
+  return Sum;
+}
 
 void printReport(llvm::raw_ostream &OS, const SimResult &R, bool Json) {
   if (Json) {
@@ -28,7 +43,7 @@ void printReport(llvm::raw_ostream &OS, const SimResult &R, bool Json) {
       llvm::json::Object Colls;
       for (auto &[Name, Bytes] : C.CollectiveBytes)
         Colls[Name] = int64_t(Bytes);
-      Cores.push_back(llvm::json::Object{
+      llvm::json::Object Core{
           {"subgraph", int64_t(C.Subgraph)},
           {"core", int64_t(C.Core)},
           {"makespan_ns", C.MakespanNs},
@@ -38,14 +53,26 @@ void printReport(llvm::raw_ostream &OS, const SimResult &R, bool Json) {
           {"bytes_from_other_cores", int64_t(C.BytesFromOtherCores)},
           {"bytes_to_from_other_cores",
            int64_t(C.BytesToOtherCores + C.BytesFromOtherCores)},
-          {"collectives", std::move(Colls)}});
+          {"collectives", std::move(Colls)}};
+      if (R.NumDevices)
+        Core["device"] = int64_t(C.Device);
+      Cores.push_back(std::move(Core));
     }
-    OS << llvm::formatv("{0:2}", llvm::json::Value(llvm::json::Object{
-                                     {"cores", std::move(Cores)}}))
-       << "\n";
+    llvm::json::Object Top{{"cores", std::move(Cores)}};
+    if (R.NumDevices) {
+      Top["devices"] = int64_t(R.NumDevices);
+      Top["makespan_ns"] = launchMakespan(R);
+    }
+    OS << llvm::formatv("{0:2}", llvm::json::Value(std::move(Top))) << "\n";
     return;
   }
+  if (R.NumDevices)
+    OS << "launch: " << R.NumDevices << " device(s) of " << R.NumCores
+       << " core(s), makespan " << llvm::format("%.1f", launchMakespan(R))
+       << " ns\n";
   for (const CoreReport &C : R.Cores) {
+    if (R.NumDevices)
+      OS << "device " << C.Device << " ";
     OS << "subgraph " << C.Subgraph << " core " << C.Core << ": makespan "
        << llvm::format("%.1f", C.MakespanNs) << " ns, " << C.Executions
        << " executions\n";
@@ -98,13 +125,13 @@ void writeTrace(llvm::raw_ostream &OS, const SimResult &R) {
   std::vector<TraceSlice> Slices;
   Slices.reserve(R.Slices.size());
   for (const TimelineSlice &S : R.Slices)
-    Slices.push_back({S.Core, S.Eng, S.Name, S.StartNs, S.DurNs});
+    Slices.push_back({S.Core, S.Eng, S.Name, S.StartNs, S.DurNs, S.Device});
   std::vector<TraceFlow> Flows;
   Flows.reserve(R.Flows.size());
   for (const TimelineFlow &F : R.Flows)
-    Flows.push_back(
-        {F.FromCore, F.FromEng, F.FromNs, F.ToCore, F.ToEng, F.ToNs, F.Name});
-  writeChromeTrace(OS, Slices, Flows, R.NumCores);
+    Flows.push_back({F.FromCore, F.FromEng, F.FromNs, F.ToCore, F.ToEng,
+                     F.ToNs, F.Name, F.FromDevice, F.ToDevice});
+  writeChromeTrace(OS, Slices, Flows, R.NumCores, R.NumDevices);
 }
 
 } // namespace loom::bir::sim

@@ -37,6 +37,8 @@ struct Storage : InitFlags {
   std::string Name;
   /// The core that owns it; none for SharedDRAM.
   std::optional<unsigned> Owner;
+  /// The device of a launch it belongs to; none outside launches.
+  std::optional<unsigned> Device;
   const MemoryLocation *Loc = nullptr; ///< the owning module's location
   MemoryKind Kind = MemoryKind::SB;
   DataType Type = DataType::FP32;

@@ -5,16 +5,18 @@ Inside a half, a library includes only its own layer and the layers below
 it (docs/bir.md, "Layers"; docs/contributing.md, "Where things live"):
 
     BIR:  ir  <-  json, analysis  <-  passes  <-  sim
-    HLO:  ir  <-  parser, pass  <-  passes, eval
+    HLO:  ir  <-  parser, pass  <-  passes, eval  <-  proto
 
 Between the halves there is a wall: HLO code (include/loom/hlo, lib/hlo,
-tools/hlo-*) never includes a BIR header, BIR code (include/loom/bir,
-lib/bir, tools/bir-*, tools/sendrecv-study) never an HLO header. The shared
+tools/hlo-opt, tools/hlo-run) never includes a BIR header, BIR code
+(include/loom/bir, lib/bir, tools/bir-opt, tools/sendrecv-study) never an
+HLO header. The shared
 libraries below both halves (support, tools) include neither half, and
 support does not include tools; the libraries of the halves include
 support but not tools, which is for the programs. A library that bridges the halves
 (lib/codegen, lib/launch, and any other folder of lib/) and a tool that is
-not one of the halves' may include both.
+not one of the halves' may include both: hlo-to-bir, and bir-sim, whose
+launch mode reads the HLO module of a launch.
 
 usage: check_layers.py ROOT   ROOT holding include/ and lib/ (and tools/)
 
@@ -27,13 +29,13 @@ import sys
 
 RANKS = {
     "bir": {"ir": 0, "json": 1, "analysis": 1, "passes": 2, "sim": 3},
-    "hlo": {"ir": 0, "parser": 1, "pass": 1, "passes": 2, "eval": 2},
+    "hlo": {"ir": 0, "parser": 1, "pass": 1, "passes": 2, "eval": 2, "proto": 3},
 }
 OTHER_HALF = {"bir": "hlo", "hlo": "bir"}
 # The shared libraries below both halves, and what each may include.
 SHARED = {"support": {"support"}, "tools": {"support", "tools"}}
 # Tools of one half; any other tool may bridge the halves.
-TOOL_HALF = {"bir-opt": "bir", "bir-sim": "bir", "sendrecv-study": "bir",
+TOOL_HALF = {"bir-opt": "bir", "sendrecv-study": "bir",
              "hlo-opt": "hlo", "hlo-run": "hlo"}
 INCLUDE = re.compile(r'^\s*#\s*include\s*"loom/([^/"]+)/(?:([^/"]+)/)?')
 

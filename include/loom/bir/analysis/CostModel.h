@@ -67,6 +67,14 @@ struct CostModelParams {
   double ActElemsPerNs = 1.4;
   double DveElemsPerNs = 1.4;
   double PoolElemsPerNs = 1.2;
+
+  // -- Chip-to-chip links (collectives that are not local) --
+  /// Bytes per ns one core's collective instance drives over the chip's
+  /// NeuronLink-v3 links: 1.28 TB/s per Trn2 chip over its 8 cores.
+  double RemoteBytesPerNs = 160;
+  /// Latency of one step of the ring algorithm (a DMA triggered by a
+  /// semaphore, then the remote semaphore write that signals the peer).
+  double RemoteStepNs = 1900;
 };
 
 /// One parameter as tools expose it: `--cost NAME=VALUE`.
@@ -123,6 +131,16 @@ public:
   /// Bytes, reduced.
   double collectiveNs(CollectiveKind Kind, unsigned GroupSize,
                       uint64_t Bytes) const;
+  /// A collective across GroupSize devices (not local) on Bytes of input per
+  /// member, by the ring algorithm NCCL's bandwidth model describes:
+  ///   steps * RemoteStepNs + bus bytes / RemoteBytesPerNs
+  /// with, for n devices, AllReduce 2(n-1) steps and 2(n-1)/n * Bytes;
+  /// ReduceScatter n-1 steps and (n-1)/n * Bytes; AllGather n-1 steps and
+  /// (n-1) * Bytes ((n-1)/n of the output); AllToAll n-1 steps and
+  /// (n-1)/n * Bytes; the permutes and SendRecv one step and Bytes. A group
+  /// of one moves nothing and costs one step.
+  double remoteCollectiveNs(CollectiveKind Kind, unsigned GroupSize,
+                            uint64_t Bytes) const;
 
   /// Number of contiguous chunks a DMA needs for AP: its partitions times
   /// the runs of adjacent elements in each partition.

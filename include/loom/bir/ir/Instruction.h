@@ -43,6 +43,10 @@ enum class InstructionType : uint16_t {
   DMACopy = 205,
   Branch = 206,
   SemaphoreWait = 207,
+  Select = 208,
+  TensorReduce = 209,
+  Iota = 210,
+  TensorConvert = 211,
 };
 
 llvm::StringRef getInstructionTypeName(InstructionType T);

@@ -37,8 +37,58 @@ enum class CollectiveKind : uint8_t {
 bool isReducingCollective(CollectiveKind K);
 
 enum class ReduceOp : uint8_t { None, Add, Max, Min };
-enum class ActivationFunc : uint8_t { Identity, Relu, Exp, Tanh };
-enum class ArithOp : uint8_t { Add, Subtract, Multiply, Max, Min };
+/// Activation's functions (docs/bir.md, "Activation"). The first four are
+/// the original ones; the others follow in ordinal order.
+enum class ActivationFunc : uint8_t {
+  Identity,
+  Relu,
+  Exp,
+  Tanh,
+  Log,
+  Sqrt,
+  Rsqrt,
+  Logistic,
+  Sin,
+  Cos,
+  Abs,
+  Negate,
+  /// ~x on an integer type.
+  BitwiseNot,
+  /// x == 0 ? 1 : 0 on an integer type (HLO's not of a pred held as uint8).
+  LogicalNot,
+};
+/// TensorTensor's and TensorReduce's operations (docs/bir.md,
+/// "TensorTensor"). Comparisons write 1 or 0.
+enum class ArithOp : uint8_t {
+  Add,
+  Subtract,
+  Multiply,
+  Max,
+  Min,
+  Divide,
+  Power,
+  Remainder,
+  And,
+  Or,
+  Xor,
+  Equal,
+  NotEqual,
+  Less,
+  LessEqual,
+  Greater,
+  GreaterEqual,
+};
+
+/// Equal .. GreaterEqual: the result is 1 or 0.
+bool isComparison(ArithOp Op);
+/// And, Or, Xor: defined on integer operands only.
+bool isBitwise(ArithOp Op);
+/// BitwiseNot, LogicalNot: defined on integer operands only.
+bool isIntegerOnly(ActivationFunc F);
+/// The functions that an Activation whose input and output have one integer
+/// type computes exactly in that type (Identity, Relu, Abs, Negate and the
+/// integer-only ones); the others always compute in fp32.
+bool hasIntegerForm(ActivationFunc F);
 /// Jump has one successor, Return none; Loop has two: it goes back to the
 /// first TripCount - 1 times in a row, then to the second.
 enum class BranchKind : uint8_t { Jump, Loop, Return };
@@ -59,6 +109,12 @@ public:
 
 /// Element-wise copy between on-chip tiles, converting the data type.
 using InstTensorCopy = SimpleInstruction<InstructionType::TensorCopy>;
+/// out = pred != 0 ? on_true : on_false, element by element (inputs: pred,
+/// on_true, on_false).
+using InstSelect = SimpleInstruction<InstructionType::Select>;
+/// Element-wise conversion with XLA's convert rules (truncation toward zero
+/// to integers, wrap-around between integers; docs/bir.md "TensorConvert").
+using InstTensorConvert = SimpleInstruction<InstructionType::TensorConvert>;
 /// A write that a TensorCompletion waits for: instruction Instruction of core
 /// Core's module (same subgraph).
 struct CompletionWait {
@@ -104,7 +160,6 @@ public:
   void setSignal(unsigned Core, std::string Semaphore) {
     Signal = SemaphoreSignal{Core, std::move(Semaphore)};
   }
-  void clearSignal() { Signal.reset(); }
 
   static bool classof(const Instruction *I) {
     return I->getType() == InstructionType::DMACopy ||
@@ -292,12 +347,64 @@ private:
   ArithOp Op;
 };
 
+/// Folds each group of G consecutive input elements of a partition (G = input
+/// elements / output elements per partition) into one output element with
+/// Op, starting from the output's value (Accumulate) or from Init.
+class InstTensorReduce : public Instruction {
+public:
+  InstTensorReduce(std::string Name, Engine Eng, ArithOp Op, bool Accumulate,
+                   double Init = 0)
+      : Instruction(InstructionType::TensorReduce, std::move(Name), Eng),
+        Op(Op), Accumulate(Accumulate), Init(Init) {}
+
+  ArithOp getOp() const { return Op; }
+  bool isAccumulate() const { return Accumulate; }
+  /// The fold's starting value when not accumulating; may be +-inf or NaN.
+  double getInit() const { return Init; }
+
+  static bool classof(const Instruction *I) {
+    return I->getType() == InstructionType::TensorReduce;
+  }
+
+private:
+  ArithOp Op;
+  bool Accumulate;
+  double Init;
+};
+
+/// Writes an affine function of each output element's position:
+/// convert(Start + PartitionStep * p + sum_k Multipliers[k] * i_k, T_out),
+/// with p the partition (from the pattern's first) and i_k the index of
+/// dimension k of the output's pattern.
+class InstIota : public Instruction {
+public:
+  InstIota(std::string Name, Engine Eng, int64_t Start, int64_t PartitionStep,
+           std::vector<int64_t> Multipliers)
+      : Instruction(InstructionType::Iota, std::move(Name), Eng), Start(Start),
+        PartitionStep(PartitionStep), Multipliers(std::move(Multipliers)) {}
+
+  int64_t getStart() const { return Start; }
+  int64_t getPartitionStep() const { return PartitionStep; }
+  /// One per dimension of the output's pattern, outermost first.
+  llvm::ArrayRef<int64_t> getMultipliers() const { return Multipliers; }
+
+  static bool classof(const Instruction *I) {
+    return I->getType() == InstructionType::Iota;
+  }
+
+private:
+  int64_t Start;
+  int64_t PartitionStep;
+  std::vector<int64_t> Multipliers;
+};
+
 class InstMemset : public Instruction {
 public:
   InstMemset(std::string Name, Engine Eng, double Value)
       : Instruction(InstructionType::Memset, std::move(Name), Eng),
         Value(Value) {}
 
+  /// Any double: +-inf and NaN too (JSON spells them "inf", "-inf", "nan").
   double getValue() const { return Value; }
 
   static bool classof(const Instruction *I) {

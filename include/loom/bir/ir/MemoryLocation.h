@@ -11,6 +11,7 @@
 
 #include "loom/bir/ir/Types.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/Error.h"
 
@@ -64,6 +65,15 @@ public:
     Remote = RemoteRef{Core, std::move(MemLoc)};
   }
 
+  /// The bytes a DRAM or SharedDRAM location holds when the program starts
+  /// (a constant), partition after partition: exactly NumPartitions *
+  /// BytesPerPartition of them, or none (empty) for a location without.
+  llvm::ArrayRef<uint8_t> getInitialData() const { return InitialData; }
+  bool hasInitialData() const { return !InitialData.empty(); }
+  void setInitialData(std::vector<uint8_t> Bytes) {
+    InitialData = std::move(Bytes);
+  }
+
 private:
   std::string Name;
   uint64_t TensorId;
@@ -74,6 +84,7 @@ private:
   bool WrittenByAnotherCore = false;
   bool Allocated = false;
   std::optional<RemoteRef> Remote;
+  std::vector<uint8_t> InitialData;
 };
 
 /// The locations of one module; names and tensor ids are unique within it.

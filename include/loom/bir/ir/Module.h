@@ -1,9 +1,10 @@
 //===- Module.h - One core's program of one subgraph ------------*- C++ -*-===//
 //
 // A module is the code one NeuronCore runs for one subgraph: memory locations
-// and a control-flow graph of blocks, block 0 being the entry. A program is
-// the list of modules of every subgraph; after lnc_splitter it holds one
-// module per core of the logical core, which multi-core passes see together.
+// and a control-flow graph of blocks, block 0 being the entry. A program
+// (Program.h) holds the modules of every subgraph; after lnc_splitter it
+// holds one module per core of the logical core, which multi-core passes see
+// together.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_BIR_IR_MODULE_H
@@ -14,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace loom::bir {
@@ -55,6 +57,27 @@ public:
     return Blocks;
   }
 
+  /// A deep copy in memory: the same name, core, subgraph, options,
+  /// locations, blocks and instructions, with every pointer (access
+  /// patterns' locations, successors, dependencies) bound to the copy's own
+  /// objects, so the copy shares nothing with this module. Saving either to
+  /// JSON gives the same bytes.
+  std::unique_ptr<Module> clone() const;
+
+  /// Calls F for every instruction, blocks in order and each block's
+  /// instructions in order: F(Instruction &) or F(BasicBlock &,
+  /// Instruction &). F must not insert or remove instructions (collect
+  /// them, then change the module).
+  template <typename Fn> void walk(Fn &&F) const {
+    for (const std::unique_ptr<BasicBlock> &BB : Blocks)
+      for (const std::unique_ptr<Instruction> &I : *BB) {
+        if constexpr (std::is_invocable_v<Fn &, BasicBlock &, Instruction &>)
+          F(*BB, *I);
+        else
+          F(*I);
+      }
+  }
+
 private:
   std::string Name;
   unsigned NeuronCoreId;
@@ -64,9 +87,9 @@ private:
   std::vector<std::unique_ptr<BasicBlock>> Blocks;
 };
 
-/// The modules of a program, ordered by subgraph and then by core.
-using Program = std::vector<std::unique_ptr<Module>>;
-
 } // namespace loom::bir
+
+// Code that names Program after including this header keeps compiling.
+#include "loom/bir/ir/Program.h"
 
 #endif

@@ -20,6 +20,9 @@
 
 namespace loom::bir {
 
+class JsonPrinter;
+class JsonRef;
+
 /// The version this loom reads and writes.
 constexpr unsigned BirJsonVersion = 1;
 
@@ -51,6 +54,14 @@ llvm::json::Value moduleToJson(const Module &M);
 llvm::json::Value programToJson(const Program &P);
 llvm::Expected<std::unique_ptr<Module>>
 moduleFromJson(const llvm::json::Value &V, llvm::StringRef Path);
+
+/// For documents that embed modules (launch documents, LaunchJson.h): reads
+/// one module from a parsed document, as parseModule does, with Path naming
+/// it in error messages; and writes one module through a printer of the
+/// enclosing document, in that printer's layout.
+llvm::Expected<std::unique_ptr<Module>> readEmbeddedModule(JsonRef V,
+                                                           llvm::StringRef Path);
+void writeEmbeddedModule(JsonPrinter &W, const Module &M);
 
 /// Settings that replace those of every module while loading, before
 /// verification: a tool's --lnc and --target.

@@ -42,8 +42,9 @@ using PrecedingMap = llvm::MapVector<const InstCollectiveCompute *,
 PrecedingMap getPrecedingCoreBarrierOrLocalCCMap(const Module &M);
 
 /// True if CC needs no barrier before it: the instruction recorded for it
-/// sits directly before it, CC waits on it, every other dependency of CC is
-/// also one of that instruction, and it is either a CoreBarrier over at
+/// sits directly before it, CC waits on it, that instruction waits for
+/// every other dependency of CC (directly or through other dependencies,
+/// among its nearest 4096 ancestors), and it is either a CoreBarrier over at
 /// least CC's group or a local collective over at least CC's group, whose
 /// lowering ends with a barrier over that group. For CC on a DMA queue, the
 /// queue's previous instruction in the block is covered the same way.

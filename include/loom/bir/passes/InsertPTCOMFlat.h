@@ -40,6 +40,8 @@ struct PTCOMPlacement {
   /// Blocks that get a completion: the hoisted first common post-dominator,
   /// or, when that is the virtual exit, every exit the writers reach.
   std::vector<unsigned> Blocks;
+  /// Why those blocks, for --remarks.
+  std::string Why;
 };
 
 /// The placements of the subgraph whose per-core modules are Cores (index =

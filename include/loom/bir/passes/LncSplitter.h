@@ -6,10 +6,10 @@
 // identical except for their NeuronCoreId, so the later multi-core passes can
 // rewrite each core's copy differently (who sends, who receives).
 //
-// Core 0 keeps the module; each other core's copy is made by saving it to
-// JSON once and loading it back, so the copies share no pointers and
-// correspond only by names, which is how the multi-core passes match a
-// collective on one core with its peer on another.
+// Core 0 keeps the module; each other core's copy is a deep copy in memory
+// (Module::clone), so the copies share no pointers and correspond only by
+// names, which is how the multi-core passes match a collective on one core
+// with its peer on another.
 //
 // A subgraph that already has modules for cores 0..lnc-1 is left alone, so
 // running the pass twice is harmless; lnc_size 1 leaves the one module.

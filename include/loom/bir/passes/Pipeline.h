@@ -8,9 +8,9 @@
 // table and the evidence for each number.
 //
 // lower_local_collectives and insert_ptcom_flat each have two slots (80/95
-// and 111/112); --run-shared-allocation-before-post-sched (trn2 only) picks
-// the second pair, and the other pair is then skipped. insert_ptcom_flat is
-// in the table only with --enable-ptcom.
+// and 111/112); --run-shared-allocation-before-post-sched picks the second
+// pair on trn2 (elsewhere it is ignored), and the other pair is then
+// skipped. insert_ptcom_flat is in the table only with --enable-ptcom.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_BIR_PASSES_PIPELINE_H
@@ -42,12 +42,9 @@ struct PipelineEntry {
   std::string Note;
 };
 
-/// Fails for --run-shared-allocation-before-post-sched on a target other
-/// than trn2.
-llvm::Error checkPipelineOptions(const BackendOptions &Opts, Target T);
-
 /// The default pipeline for these options and target, ordered by order
-/// number.
+/// number. --run-shared-allocation-before-post-sched picks the late slots on
+/// trn2 and is ignored on the other targets.
 llvm::Expected<std::vector<PipelineEntry>>
 buildDefaultPipeline(const BackendOptions &Opts, Target T);
 

@@ -51,11 +51,13 @@ private:
 
 llvm::Error makeFailure(FailureKind Kind, const llvm::Twine &Msg);
 
-/// The initial value of a location: on every core (Core unset) or one.
+/// The initial value of a location: on every core (Core unset) or one; in a
+/// launch on every device (Device unset) or one.
 struct InputValue {
   std::optional<unsigned> Core;
   std::string Name;
   NpyArray Array;
+  std::optional<unsigned> Device = std::nullopt;
 };
 
 struct SimOptions {
@@ -99,6 +101,8 @@ struct EngineStats {
 struct CoreReport {
   unsigned Subgraph = 0;
   unsigned Core = 0;
+  /// The device of a launch; 0 for a single program.
+  unsigned Device = 0;
   double MakespanNs = 0;
   uint64_t Executions = 0;
   std::array<EngineStats, NumEngines> Engines;
@@ -126,6 +130,8 @@ struct InitFlags {
 
 /// The contents of one storage at exit. Core is unset for SharedDRAM.
 struct LocationState : InitFlags {
+  /// The device of a launch; 0 for a single program.
+  unsigned Device = 0;
   unsigned Subgraph = 0;
   std::optional<unsigned> Core;
   std::string Name;
@@ -143,6 +149,7 @@ struct TimelineSlice {
   std::string Name;
   double StartNs;
   double DurNs;
+  unsigned Device = 0;
 };
 struct TimelineFlow {
   unsigned FromCore;
@@ -152,6 +159,7 @@ struct TimelineFlow {
   Engine ToEng;
   double ToNs;
   std::string Name;
+  unsigned FromDevice = 0, ToDevice = 0;
 };
 
 struct SimResult {
@@ -159,11 +167,18 @@ struct SimResult {
   std::vector<LocationState> Final;
   std::vector<TimelineSlice> Slices;
   std::vector<TimelineFlow> Flows;
+  /// Cores per device (the most of any subgraph).
   unsigned NumCores = 1;
+  /// 0 for a single program (simulate); the launch's devices otherwise
+  /// (simulateLaunch): the report, the trace and messages then name them.
+  unsigned NumDevices = 0;
 
   /// The storage location Name of core Core sees (SharedDRAM is the same on
   /// every core); null if the module has no such non-remote location.
   const LocationState *find(unsigned Subgraph, unsigned Core,
+                            llvm::StringRef Name) const;
+  /// The same on device Device of a launch.
+  const LocationState *find(unsigned Device, unsigned Subgraph, unsigned Core,
                             llvm::StringRef Name) const;
 };
 
@@ -174,6 +189,17 @@ struct SimResult {
 /// subgraphs so far, the state and timeline at the failure), for a trace.
 llvm::Expected<SimResult> simulate(const Program &P, const SimOptions &Opts,
                                    SimResult *Partial = nullptr);
+
+/// Simulates a launch: the split programs of its devices, device d being
+/// Devices[d], every core of every device together (docs/simulator.md,
+/// "Launches"). A collective that is not local lists device ids and meets
+/// the instances on the same core of the other devices of its group;
+/// SharedDRAM is per device. The devices must have the same subgraphs and
+/// lnc_size. Subgraph s of every device runs together, after subgraph s-1
+/// of every device. Messages name "device D core C".
+llvm::Expected<SimResult> simulateLaunch(llvm::ArrayRef<const Program *> Devices,
+                                         const SimOptions &Opts,
+                                         SimResult *Partial = nullptr);
 
 /// Splits an unsplit program in memory with lnc_splitter.
 llvm::Error splitIfNeeded(Program &P);

@@ -115,6 +115,11 @@ public:
   const std::string &trailer() const { return trailer_; }
   void set_trailer(std::string text) { trailer_ = std::move(text); }
 
+  /// The id an HloModuleProto gave the computation, -1 when it has none
+  /// (as HloInstruction::unique_id).
+  int64_t unique_id() const { return unique_id_; }
+  void set_unique_id(int64_t id) { unique_id_ = id; }
+
   /// The computation in XLA's dump syntax.
   std::string ToString() const;
 
@@ -140,6 +145,7 @@ private:
   HloInstruction *root_ = nullptr;
   std::vector<HloInstruction *> params_;
   std::string trailer_;
+  int64_t unique_id_ = -1;
   HloModule *parent_ = nullptr;
 };
 

@@ -158,6 +158,12 @@ public:
   /// Replaces references to `from` in every computation attribute.
   void ReplaceCalledComputation(HloComputation *from, HloComputation *to);
 
+  /// The id an HloModuleProto gave the instruction, -1 when it has none
+  /// (parsed from text, or made by a pass). Not printed: the text form has
+  /// no ids; writing the module as a proto keeps it (docs/hlo-proto.md).
+  int64_t unique_id() const { return unique_id_; }
+  void set_unique_id(int64_t id) { unique_id_ = id; }
+
   /// The instruction in XLA's dump syntax, without indentation or newline.
   std::string ToString() const;
 
@@ -191,6 +197,7 @@ private:
   HloText name_;
   AttributeList attributes_;
   int64_t parameter_number_ = -1;
+  int64_t unique_id_ = -1;
   // Parsed instructions share one Shape per distinct shape text (most of a
   // dump's instructions repeat a few shapes); others own theirs.
   const Shape *shape_;

@@ -3,6 +3,7 @@
 
   npytool.py make OUT.npy DESCR ROWS COLS EXPR   EXPR in p (row) and i (column)
   npytool.py print FILE.npy                      one line per row: "p: v v v"
+                                                 (integers exact, floats %g)
 """
 import ast
 import struct
@@ -37,7 +38,9 @@ def show(path):
     print("%s %dx%d" % (header["descr"], rows, cols))
     for p in range(rows):
         row = vals[p * cols:(p + 1) * cols]
-        print("%d: %s" % (p, " ".join("%g" % v for v in row)))
+        # Integers exactly (%g would round 2147483647), floats as %g.
+        form = "%g" if fmt in "fe" else "%d"
+        print("%d: %s" % (p, " ".join(form % v for v in row)))
 
 
 if __name__ == "__main__":

@@ -1,0 +1,230 @@
+//===- DataMovement.cpp - DMA moves, data movement ops, dynamic slices ------===//
+
+#include "DeviceLowering.h"
+
+#include <algorithm>
+
+namespace loom::codegen::detail {
+
+void DeviceLowering::move(const HloInstruction &I, int Src, uint64_t SrcOff,
+                          Dims SrcD, int Dst, uint64_t DstOff, Dims DstD) {
+  assert(countOf(SrcD) == countOf(DstD) && "a move keeps the element count");
+  if (countOf(SrcD) == 0)
+    return;
+  // Split along the outermost dimension when both walks have it: each core
+  // (and each DMA queue) takes a range of its indices.
+  uint64_t Outer = SrcD.empty() ? 1 : SrcD[0].Count;
+  bool Splittable = !SrcD.empty() && !DstD.empty() &&
+                    SrcD[0].Count == DstD[0].Count && Outer > 1;
+  uint64_t Elems = countOf(SrcD);
+  unsigned Pieces = 1;
+  if (Splittable) {
+    // About 64 Ki elements per DMA, at most 4 per core.
+    uint64_t Want = std::max<uint64_t>(1, Elems / 65536);
+    Pieces = static_cast<unsigned>(std::min<uint64_t>(
+        {Outer, static_cast<uint64_t>(4 * L), std::max<uint64_t>(Want, L)}));
+    if (Elems < 4096)
+      Pieces = 1;
+  }
+  for (unsigned K = 0; K < Pieces; ++K) {
+    uint64_t Lo = Outer * K / Pieces, Hi = Outer * (K + 1) / Pieces;
+    if (Lo == Hi)
+      continue;
+    Dims S = SrcD, D = DstD;
+    uint64_t SO = SrcOff, DO = DstOff;
+    if (Pieces > 1) {
+      SO += Lo * SrcD[0].Step;
+      DO += Lo * DstD[0].Step;
+      S[0].Count = D[0].Count = Hi - Lo;
+    }
+    unsigned Core = K % L;
+    Cores[Core].emit(std::make_unique<InstDMACopy>(name(Core, I, "dma"),
+                                                   Cores[Core].nextDma(), false),
+                     {dram(Src, Core, SO, S)}, {dram(Dst, Core, DO, D)});
+  }
+}
+
+/// The chunks of a stream of N elements through 128 x F tiles: full tiles,
+/// then the rows that are left, then the last partial row.
+// ---- Data movement --------------------------------------------------------------
+
+llvm::Expected<Val> DeviceLowering::lowerDataMovement(const HloInstruction &I,
+                                                      llvm::ArrayRef<Val> Ops) {
+  const Shape &S = I.shape();
+  llvm::Expected<int> Out = resultBuffer(I, S);
+  if (!Out)
+    return Out.takeError();
+  std::vector<int64_t> OutDims(S.dimensions().begin(), S.dimensions().end());
+  std::vector<int64_t> OutStr = rowMajorStrides(OutDims);
+  auto contiguous = [&](llvm::ArrayRef<int64_t> Shape) {
+    Dims D;
+    std::vector<int64_t> St = rowMajorStrides(Shape);
+    for (size_t K = 0; K < Shape.size(); ++K)
+      D.push_back({St[K], static_cast<uint64_t>(Shape[K])});
+    return D;
+  };
+  auto opShape = [&](int K) {
+    llvm::ArrayRef<int64_t> D = I.operand(K)->shape().dimensions();
+    return std::vector<int64_t>(D.begin(), D.end());
+  };
+  switch (I.opcode()) {
+  case HloOpcode::kTranspose: {
+    llvm::Expected<std::vector<int64_t>> Perm = hlo::GetDimensions(I);
+    if (!Perm)
+      return Perm.takeError();
+    std::vector<int64_t> OpStr = rowMajorStrides(opShape(0));
+    Dims Src;
+    for (size_t K = 0; K < OutDims.size(); ++K)
+      Src.push_back({OpStr[(*Perm)[K]], static_cast<uint64_t>(OutDims[K])});
+    move(I, Ops[0].Buf, 0, Src, *Out, 0, contiguous(OutDims));
+    break;
+  }
+  case HloOpcode::kBroadcast: {
+    llvm::Expected<std::vector<int64_t>> Map = hlo::GetDimensions(I);
+    if (!Map)
+      return Map.takeError();
+    std::vector<int64_t> OpStr = rowMajorStrides(opShape(0));
+    Dims Src;
+    for (size_t K = 0; K < OutDims.size(); ++K) {
+      int64_t Step = 0;
+      for (size_t J = 0; J < Map->size(); ++J)
+        if ((*Map)[J] == static_cast<int64_t>(K))
+          Step = OpStr[J];
+      Src.push_back({Step, static_cast<uint64_t>(OutDims[K])});
+    }
+    move(I, Ops[0].Buf, 0, Src, *Out, 0, contiguous(OutDims));
+    break;
+  }
+  case HloOpcode::kSlice: {
+    llvm::Expected<hlo::SliceConfig> SC = hlo::GetSliceConfig(I);
+    if (!SC)
+      return SC.takeError();
+    std::vector<int64_t> OpStr = rowMajorStrides(opShape(0));
+    Dims Src;
+    uint64_t Off = 0;
+    for (size_t K = 0; K < OutDims.size(); ++K) {
+      Src.push_back({OpStr[K] * SC->strides[K], static_cast<uint64_t>(OutDims[K])});
+      Off += SC->starts[K] * OpStr[K];
+    }
+    move(I, Ops[0].Buf, Off, Src, *Out, 0, contiguous(OutDims));
+    break;
+  }
+  case HloOpcode::kConcatenate: {
+    llvm::Expected<std::vector<int64_t>> D = hlo::GetDimensions(I);
+    if (!D || D->size() != 1)
+      return D ? notLowered(I, "expected one dimension") : D.takeError();
+    int64_t Dim = (*D)[0], At = 0;
+    for (int K = 0; K < I.operand_count(); ++K) {
+      std::vector<int64_t> OpD = opShape(K);
+      Dims Dst;
+      for (size_t J = 0; J < OpD.size(); ++J)
+        Dst.push_back({OutStr[J], static_cast<uint64_t>(OpD[J])});
+      move(I, Ops[K].Buf, 0, contiguous(OpD), *Out, At * OutStr[Dim], Dst);
+      At += OpD[Dim];
+    }
+    break;
+  }
+  case HloOpcode::kPad: {
+    llvm::Expected<std::vector<hlo::PaddingDimension>> PC =
+        hlo::GetPaddingConfig(I);
+    if (!PC)
+      return PC.takeError();
+    // The padding value everywhere (a zero-step read of the scalar), then
+    // the operand's elements that land inside the result.
+    Dims Fill;
+    for (int64_t N : OutDims)
+      Fill.push_back({0, static_cast<uint64_t>(N)});
+    move(I, Ops[1].Buf, 0, Fill, *Out, 0, contiguous(OutDims));
+    barrier((I.name() + ".fill").str());
+    std::vector<int64_t> OpD = opShape(0), OpStr = rowMajorStrides(OpD);
+    Dims Src, Dst;
+    uint64_t SrcOff = 0, DstOff = 0;
+    bool Empty = false;
+    for (size_t K = 0; K < OpD.size(); ++K) {
+      const hlo::PaddingDimension &P = (*PC)[K];
+      int64_t Step = P.interior + 1;
+      int64_t First = 0;
+      if (P.low < 0)
+        First = (-P.low + Step - 1) / Step;
+      int64_t Last = OpD[K] - 1; // the last index that lands inside
+      while (Last >= First && P.low + Last * Step >= OutDims[K])
+        --Last;
+      if (Last < First) {
+        Empty = true;
+        break;
+      }
+      uint64_t Count = static_cast<uint64_t>(Last - First + 1);
+      Src.push_back({OpStr[K], Count});
+      Dst.push_back({OutStr[K] * Step, Count});
+      SrcOff += First * OpStr[K];
+      DstOff += (P.low + First * Step) * OutStr[K];
+    }
+    if (!Empty)
+      move(I, Ops[0].Buf, SrcOff, Src, *Out, DstOff, Dst);
+    break;
+  }
+  default:
+    llvm_unreachable("not a data movement op");
+  }
+  barrier(I.name());
+  return arrayVal(*Out);
+}
+
+llvm::Expected<Val> DeviceLowering::lowerDynamicSlice(const HloInstruction &I,
+                                                      llvm::ArrayRef<Val> Ops) {
+  bool Update = I.opcode() == HloOpcode::kDynamicUpdateSlice;
+  const Shape &S = I.operand(0)->shape();
+  unsigned First = Update ? 2 : 1;
+  std::vector<int64_t> Sizes;
+  if (Update) {
+    llvm::ArrayRef<int64_t> U = I.operand(1)->shape().dimensions();
+    Sizes.assign(U.begin(), U.end());
+  } else {
+    llvm::Expected<std::vector<int64_t>> Sz = hlo::GetDynamicSliceSizes(I);
+    if (!Sz)
+      return Sz.takeError();
+    Sizes = *Sz;
+  }
+  if (static_cast<int64_t>(Ops.size()) != First + S.rank())
+    return notLowered(I, "start indices as one array operand");
+  std::vector<int64_t> Dm(S.dimensions().begin(), S.dimensions().end());
+  std::vector<int64_t> St = rowMajorStrides(Dm);
+  uint64_t Off = 0;
+  Dims Region, Packed;
+  std::vector<int64_t> PSt = rowMajorStrides(Sizes);
+  for (int64_t K = 0; K < S.rank(); ++K) {
+    std::optional<double> C = Ops[First + K].Const;
+    if (!C)
+      return notLowered(I, "start index " + llvm::Twine(K) +
+                               " depends on data (only offsets known at "
+                               "compile time are lowered)");
+    // XLA clamps the start so that the slice fits.
+    int64_t Start = std::clamp<int64_t>(static_cast<int64_t>(*C), 0,
+                                        Dm[K] - Sizes[K]);
+    Off += Start * St[K];
+    Region.push_back({St[K], static_cast<uint64_t>(Sizes[K])});
+    Packed.push_back({PSt[K], static_cast<uint64_t>(Sizes[K])});
+  }
+  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  if (!Out)
+    return Out.takeError();
+  if (!Update) {
+    move(I, Ops[0].Buf, Off, Region, *Out, 0, Packed);
+  } else {
+    uint64_t E = Bufs[*Out].Elems;
+    move(I, Ops[0].Buf, 0, {{1, E}}, *Out, 0, {{1, E}});
+    barrier((I.name() + ".copy").str());
+    move(I, Ops[1].Buf, 0, Packed, *Out, Off, Region);
+  }
+  barrier(I.name());
+  return arrayVal(*Out);
+}
+
+/// The loop runs while its condition, evaluated at compile time, holds:
+/// the induction variable is a value known at compile time (its start and
+/// its steps are constants, partition-id, or scalar arithmetic on them),
+/// compared with another such value (XLA's while-loop analysis finds trip
+/// counts the same way). Each iteration's body is lowered in turn, so the
+/// loop is unrolled, up to MaxUnrolledTrips iterations.
+
+} // namespace loom::codegen::detail

@@ -1,0 +1,402 @@
+//===- Elementwise.cpp - Elementwise ops, constants, folding ----------------===//
+
+#include "DeviceLowering.h"
+
+#include "loom/support/FloatFormats.h"
+
+#include <cmath>
+#include <cstdlib>
+#include <cstring>
+
+namespace loom::codegen::detail {
+
+void DeviceLowering::elementwise(const HloInstruction &I,
+                                 llvm::ArrayRef<int> Ins, int Out,
+                                 const MakeOp &Make) {
+  unsigned MaxSize = getDataTypeSize(Bufs[Out].T);
+  for (int B : Ins)
+    MaxSize = std::max(MaxSize, getDataTypeSize(Bufs[B].T));
+  uint64_t F = SlotBytes / MaxSize;
+  std::vector<Chunk> Cs = chunks(Bufs[Out].Elems, F);
+  for (unsigned K = 0; K < Cs.size(); ++K) {
+    const Chunk &C = Cs[K];
+    unsigned Core = K % L;
+    CoreEmitter &E = Cores[Core];
+    Dims DramD = C.Parts > 1 ? Dims{{static_cast<int64_t>(C.Free), C.Parts},
+                                    {1, C.Free}}
+                             : Dims{{1, C.Free}};
+    std::vector<AccessPattern> Tiles;
+    for (int B : Ins) {
+      MemoryLocation *S = E.nextSlot(Bufs[B].T);
+      AccessPattern Tile(S, 0, C.Parts, 0, {{1, C.Free}}, Bufs[B].T);
+      E.emit(std::make_unique<InstDMACopy>(name(Core, I, "ld"), E.nextDma(),
+                                           false),
+             {dram(B, Core, C.First, DramD)}, {Tile});
+      Tiles.push_back(Tile);
+    }
+    MemoryLocation *O = E.nextSlot(Bufs[Out].T);
+    AccessPattern OutTile(O, 0, C.Parts, 0, {{1, C.Free}}, Bufs[Out].T);
+    E.emit(Make(name(Core, I, "op"), K), Tiles, {OutTile});
+    E.emit(std::make_unique<InstDMACopy>(name(Core, I, "st"), E.nextDma(),
+                                         false),
+           {OutTile}, {dram(Out, Core, C.First, DramD)});
+  }
+}
+
+void DeviceLowering::fill(const HloInstruction &I, int Buf, double Value) {
+  uint64_t F = SlotBytes / getDataTypeSize(Bufs[Buf].T);
+  std::vector<Chunk> Cs = chunks(Bufs[Buf].Elems, F);
+  for (unsigned K = 0; K < Cs.size(); ++K) {
+    const Chunk &C = Cs[K];
+    unsigned Core = K % L;
+    CoreEmitter &E = Cores[Core];
+    MemoryLocation *S = E.nextSlot(Bufs[Buf].T);
+    AccessPattern Tile(S, 0, C.Parts, 0, {{1, C.Free}}, Bufs[Buf].T);
+    E.emit(std::make_unique<InstMemset>(name(Core, I, "set"), Engine::POOL,
+                                        Value),
+           {}, {Tile});
+    Dims DramD = C.Parts > 1 ? Dims{{static_cast<int64_t>(C.Free), C.Parts},
+                                    {1, C.Free}}
+                             : Dims{{1, C.Free}};
+    E.emit(std::make_unique<InstDMACopy>(name(Core, I, "st"), E.nextDma(),
+                                         false),
+           {Tile}, {dram(Buf, Core, C.First, DramD)});
+  }
+}
+
+// ---- Elementwise ---------------------------------------------------------------
+
+bool isArithmeticFloat(DataType T) {
+  // fp8 results round with BIR's saturation (fp8e4m3 to 448), HLO's give
+  // NaN on overflow: fp8 arithmetic is not lowered.
+  return T == DataType::FP32 || T == DataType::BF16 || T == DataType::FP16;
+}
+
+llvm::Expected<Val> DeviceLowering::lowerElementwise(const HloInstruction &I,
+                                                     llvm::ArrayRef<Val> Ops) {
+  llvm::Expected<DataType> T = typeOf(I, I.shape());
+  if (!T)
+    return T.takeError();
+  std::vector<int> Ins;
+  for (const Val &V : Ops)
+    Ins.push_back(V.Buf);
+  HloOpcode Op = I.opcode();
+  PrimitiveType HTo = I.shape().element_type();
+  // The type the op computes on: its first operand's (select: its second).
+  const HloInstruction *Typed = I.operand(Op == HloOpcode::kSelect ? 1 : 0);
+  PrimitiveType HIn = Typed->shape().element_type();
+  bool FloatIn = hlo::IsFloatingPointType(HIn);
+  MakeOp Make;
+  auto tensorTensor = [&](ArithOp A) {
+    Make = [A](std::string N, unsigned K) {
+      return std::make_unique<InstTensorTensor>(
+          std::move(N), K % 2 ? Engine::POOL : Engine::DVE, A);
+    };
+  };
+  auto activation = [&](ActivationFunc F) {
+    Make = [F](std::string N, unsigned) {
+      return std::make_unique<InstActivation>(std::move(N), Engine::ACT, F, 1.0);
+    };
+  };
+  // A float result rounds with BIR's rule, which saturates fp8e4m3 where
+  // HLO gives NaN: fp8 arithmetic results are not lowered.
+  auto floatResultOk = [&]() -> llvm::Error {
+    if (hlo::IsFloatingPointType(HTo) && !isArithmeticFloat(*T))
+      return notLowered(I, "an arithmetic result of type " +
+                               hlo::PrimitiveTypeName(HTo) +
+                               " rounds differently in BIR");
+    return llvm::Error::success();
+  };
+  switch (Op) {
+  case HloOpcode::kAdd:
+  case HloOpcode::kSubtract:
+  case HloOpcode::kMultiply:
+  case HloOpcode::kDivide:
+  case HloOpcode::kMaximum:
+  case HloOpcode::kMinimum:
+  case HloOpcode::kPower:
+  case HloOpcode::kRemainder: {
+    if (HIn == PrimitiveType::PRED)
+      return notLowered(I, "arithmetic on pred");
+    if (llvm::Error E = floatResultOk())
+      return E;
+    tensorTensor(Op == HloOpcode::kAdd        ? ArithOp::Add
+                 : Op == HloOpcode::kSubtract ? ArithOp::Subtract
+                 : Op == HloOpcode::kMultiply ? ArithOp::Multiply
+                 : Op == HloOpcode::kDivide   ? ArithOp::Divide
+                 : Op == HloOpcode::kMaximum  ? ArithOp::Max
+                 : Op == HloOpcode::kMinimum  ? ArithOp::Min
+                 : Op == HloOpcode::kPower    ? ArithOp::Power
+                                              : ArithOp::Remainder);
+    break;
+  }
+  case HloOpcode::kAnd:
+  case HloOpcode::kOr:
+  case HloOpcode::kXor:
+    if (FloatIn)
+      return notLowered(I, "bitwise op on floats");
+    tensorTensor(Op == HloOpcode::kAnd  ? ArithOp::And
+                 : Op == HloOpcode::kOr ? ArithOp::Or
+                                        : ArithOp::Xor);
+    break;
+  case HloOpcode::kCompare: {
+    llvm::Expected<hlo::ComparisonDirection> D = hlo::GetComparisonDirection(I);
+    if (!D)
+      return D.takeError();
+    if (const hlo::HloText *Ty = I.FindAttribute("type"))
+      if (Ty->ref() == "TOTALORDER")
+        return notLowered(I, "a total-order comparison (BIR compares IEEE)");
+    using CD = hlo::ComparisonDirection;
+    tensorTensor(*D == CD::kEq   ? ArithOp::Equal
+                 : *D == CD::kNe ? ArithOp::NotEqual
+                 : *D == CD::kLt ? ArithOp::Less
+                 : *D == CD::kLe ? ArithOp::LessEqual
+                 : *D == CD::kGt ? ArithOp::Greater
+                                 : ArithOp::GreaterEqual);
+    break;
+  }
+  case HloOpcode::kSelect:
+    if (!I.operand(0)->shape().IsArray() ||
+        I.operand(0)->shape().rank() != I.shape().rank())
+      return notLowered(I, "a scalar predicate");
+    Make = [](std::string N, unsigned K) {
+      return std::make_unique<InstSelect>(std::move(N),
+                                          K % 2 ? Engine::POOL : Engine::DVE);
+    };
+    break;
+  case HloOpcode::kExp:
+  case HloOpcode::kTanh:
+  case HloOpcode::kLog:
+  case HloOpcode::kSqrt:
+  case HloOpcode::kRsqrt:
+  case HloOpcode::kLogistic:
+  case HloOpcode::kSin:
+  case HloOpcode::kCos:
+    if (!FloatIn)
+      return notLowered(I, "a transcendental function of integers");
+    if (llvm::Error E = floatResultOk())
+      return E;
+    activation(Op == HloOpcode::kExp     ? ActivationFunc::Exp
+               : Op == HloOpcode::kTanh  ? ActivationFunc::Tanh
+               : Op == HloOpcode::kLog   ? ActivationFunc::Log
+               : Op == HloOpcode::kSqrt  ? ActivationFunc::Sqrt
+               : Op == HloOpcode::kRsqrt ? ActivationFunc::Rsqrt
+               : Op == HloOpcode::kLogistic ? ActivationFunc::Logistic
+               : Op == HloOpcode::kSin   ? ActivationFunc::Sin
+                                         : ActivationFunc::Cos);
+    break;
+  case HloOpcode::kAbs:
+  case HloOpcode::kNegate:
+    if (HIn == PrimitiveType::PRED)
+      return notLowered(I, "arithmetic on pred");
+    if (llvm::Error E = floatResultOk())
+      return E;
+    activation(Op == HloOpcode::kAbs ? ActivationFunc::Abs
+                                     : ActivationFunc::Negate);
+    break;
+  case HloOpcode::kNot:
+    if (FloatIn)
+      return notLowered(I, "not of floats");
+    activation(HIn == PrimitiveType::PRED ? ActivationFunc::LogicalNot
+                                          : ActivationFunc::BitwiseNot);
+    break;
+  case HloOpcode::kConvert: {
+    // TensorConvert has XLA's rules (truncation to integers, wrap-around
+    // between integers, fp8e4m3 overflow to NaN); pred is x != 0 in HLO.
+    if (HTo == PrimitiveType::PRED && HIn != PrimitiveType::PRED)
+      return notLowered(I, "a conversion to pred is x != 0, TensorConvert "
+                           "truncates");
+    Make = [](std::string N, unsigned K) {
+      static const Engine Es[] = {Engine::ACT, Engine::DVE, Engine::POOL};
+      return std::make_unique<InstTensorConvert>(std::move(N), Es[K % 3]);
+    };
+    break;
+  }
+  default:
+    llvm_unreachable("not an elementwise op");
+  }
+  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  if (!Out)
+    return Out.takeError();
+  elementwise(I, Ins, *Out, Make);
+  barrier(I.name());
+  Val V;
+  V.Buf = *Out;
+  return V;
+}
+
+// ---- Constants ----------------------------------------------------------------
+
+/// The values of a literal's text, in row-major order, or none when a value
+/// is not a plain number.
+std::optional<std::vector<double>> parseLiteral(llvm::StringRef Text) {
+  std::vector<double> Vals;
+  size_t I = 0;
+  while (I < Text.size()) {
+    char C = Text[I];
+    if (Text.substr(I).startswith("/*")) {
+      size_t End = Text.find("*/", I + 2);
+      if (End == llvm::StringRef::npos)
+        return std::nullopt;
+      I = End + 2;
+      continue;
+    }
+    if (C == '{' || C == '}' || C == ',' || llvm::isSpace(C)) {
+      ++I;
+      continue;
+    }
+    size_t J = I;
+    while (J < Text.size() && Text[J] != ',' && Text[J] != '}' &&
+           Text[J] != '{' && !llvm::isSpace(Text[J]))
+      ++J;
+    llvm::StringRef Tok = Text.slice(I, J);
+    I = J;
+    if (Tok == "true") {
+      Vals.push_back(1);
+      continue;
+    }
+    if (Tok == "false") {
+      Vals.push_back(0);
+      continue;
+    }
+    if (Tok == "inf" || Tok == "-inf") {
+      Vals.push_back(Tok == "inf" ? HUGE_VAL : -HUGE_VAL);
+      continue;
+    }
+    if (Tok == "nan" || Tok == "-nan") {
+      Vals.push_back(Tok == "nan" ? std::nan("") : -std::nan(""));
+      continue;
+    }
+    if (Tok.contains_insensitive("nan") || Tok.contains_insensitive("inf") ||
+        Tok.contains_insensitive("x"))
+      return std::nullopt;
+    std::string S = Tok.str();
+    char *End = nullptr;
+    double D = std::strtod(S.c_str(), &End);
+    if (End != S.c_str() + S.size())
+      return std::nullopt;
+    Vals.push_back(D);
+  }
+  return Vals;
+}
+
+/// The bytes of Value in BIR type T, rounded once from the double as the
+/// interpreter rounds constants (docs/interpreter.md, "Constants").
+void encodeValue(DataType T, double V, uint8_t *P) {
+  auto put = [&](auto X) { std::memcpy(P, &X, sizeof(X)); };
+  switch (T) {
+  case DataType::FP32: return put(static_cast<float>(V));
+  case DataType::BF16:
+    return put(static_cast<uint16_t>(doubleToSmallFloat(SmallFloat::BF16, V)));
+  case DataType::FP16:
+    return put(static_cast<uint16_t>(doubleToSmallFloat(SmallFloat::F16, V)));
+  case DataType::FP8E4M3:
+    *P = static_cast<uint8_t>(doubleToSmallFloat(SmallFloat::F8E4M3, V, false));
+    return;
+  case DataType::FP8E5M2:
+    *P = static_cast<uint8_t>(doubleToSmallFloat(SmallFloat::F8E5M2, V));
+    return;
+  case DataType::INT8: return put(static_cast<int8_t>(V));
+  case DataType::INT16: return put(static_cast<int16_t>(V));
+  case DataType::INT32: return put(static_cast<int32_t>(V));
+  case DataType::UINT8: return put(static_cast<uint8_t>(V));
+  case DataType::UINT16: return put(static_cast<uint16_t>(V));
+  case DataType::UINT32: return put(static_cast<uint32_t>(V));
+  }
+}
+
+/// A constant is the initial data of its location: no instruction runs.
+llvm::Expected<Val> DeviceLowering::lowerConstant(const HloInstruction &I) {
+  if (!I.shape().IsArray())
+    return notLowered(I, "tuple constants");
+  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  if (!Out)
+    return Out.takeError();
+  std::optional<std::vector<double>> Vals = parseLiteral(I.literal_text());
+  uint64_t N = Bufs[*Out].Elems;
+  if (!Vals)
+    return notLowered(I, "a value that is not a number, inf or nan (NaN "
+                         "payloads and hexadecimal text are not read)");
+  if (Vals->size() == 1 && N != 1)
+    Vals->assign(N, (*Vals)[0]);
+  if (Vals->size() != N)
+    return notLowered(I, "the literal has " + llvm::Twine(Vals->size()) +
+                             " values for " + llvm::Twine(N) + " elements");
+  if (N == 0)
+    return arrayVal(*Out);
+  DataType T = Bufs[*Out].T;
+  unsigned Size = getDataTypeSize(T);
+  std::vector<uint8_t> Bytes(N * Size);
+  for (uint64_t K = 0; K < N; ++K)
+    encodeValue(T, (*Vals)[K], Bytes.data() + K * Size);
+  for (MemoryLocation *Loc : Bufs[*Out].PerCore)
+    Loc->setInitialData(Bytes);
+  bool Splat = llvm::all_of(*Vals, [&](double V) { return V == (*Vals)[0]; });
+  return arrayVal(*Out, Splat ? std::optional<double>((*Vals)[0]) : std::nullopt);
+}
+
+std::optional<double> foldInteger(const HloInstruction &I,
+                                  llvm::ArrayRef<Val> Ops) {
+  const Shape &S = I.shape();
+  bool Compare = I.opcode() == HloOpcode::kCompare;
+  if (!S.IsArray() ||
+      !(hlo::IsIntegralType(S.element_type()) ||
+        (Compare && S.element_type() == PrimitiveType::PRED)))
+    return std::nullopt;
+  std::vector<int64_t> X;
+  for (size_t K = 0; K < Ops.size(); ++K) {
+    if (!Ops[K].Const || !I.operand(K)->shape().IsArray() ||
+        !hlo::IsIntegralType(I.operand(K)->shape().element_type()))
+      return std::nullopt;
+    X.push_back(static_cast<int64_t>(*Ops[K].Const));
+  }
+  int64_t R = 0;
+  switch (I.opcode()) {
+  case HloOpcode::kAdd: R = X[0] + X[1]; break;
+  case HloOpcode::kSubtract: R = X[0] - X[1]; break;
+  case HloOpcode::kMultiply: R = X[0] * X[1]; break;
+  case HloOpcode::kMaximum: R = std::max(X[0], X[1]); break;
+  case HloOpcode::kMinimum: R = std::min(X[0], X[1]); break;
+  case HloOpcode::kDivide:
+    if (X[1] == 0)
+      return std::nullopt;
+    R = X[0] / X[1];
+    break;
+  case HloOpcode::kConvert: R = X[0]; break;
+  case HloOpcode::kRemainder:
+    if (X[1] == 0)
+      return std::nullopt;
+    R = X[0] % X[1];
+    break;
+  case HloOpcode::kCompare: {
+    llvm::Expected<hlo::ComparisonDirection> D = hlo::GetComparisonDirection(I);
+    if (!D) {
+      llvm::consumeError(D.takeError());
+      return std::nullopt;
+    }
+    using CD = hlo::ComparisonDirection;
+    switch (*D) {
+    case CD::kEq: R = X[0] == X[1]; break;
+    case CD::kNe: R = X[0] != X[1]; break;
+    case CD::kLt: R = X[0] < X[1]; break;
+    case CD::kLe: R = X[0] <= X[1]; break;
+    case CD::kGt: R = X[0] > X[1]; break;
+    case CD::kGe: R = X[0] >= X[1]; break;
+    }
+    return static_cast<double>(R);
+  }
+  default:
+    return std::nullopt;
+  }
+  int Bits = hlo::PrimitiveTypeBitWidth(S.element_type());
+  bool Signed = hlo::IsSignedIntegralType(S.element_type());
+  int64_t Lo = Signed ? -(int64_t(1) << (Bits - 1)) : 0;
+  int64_t Hi = Signed ? (int64_t(1) << (Bits - 1)) - 1
+                      : (Bits >= 63 ? INT64_MAX : (int64_t(1) << Bits) - 1);
+  if (R < Lo || R > Hi || std::abs(X[0]) > (int64_t(1) << 31) ||
+      (X.size() > 1 && std::abs(X[1]) > (int64_t(1) << 31)))
+    return std::nullopt;
+  return static_cast<double>(R);
+}
+
+} // namespace loom::codegen::detail

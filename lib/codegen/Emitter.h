@@ -1,0 +1,111 @@
+//===- Emitter.h - Appending one core's BIR with its dependencies -*- C++ -*-===//
+//
+// The code generator writes each core's module straight through: an
+// instruction is appended with its operands, and the emitter adds the
+// dependencies (semaphores between engines) that its reads and writes need
+// against every earlier access of the same bytes, so a program it builds is
+// free of races by construction (docs/codegen.md, "Dependencies").
+//
+//===----------------------------------------------------------------------===//
+#ifndef LOOM_LIB_CODEGEN_EMITTER_H
+#define LOOM_LIB_CODEGEN_EMITTER_H
+
+#include "loom/bir/ir/Instructions.h"
+#include "loom/bir/ir/Module.h"
+
+#include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/StringMap.h"
+#include "llvm/ADT/StringSet.h"
+
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace loom::codegen {
+
+/// Bytes per partition of one SB working tile (docs/codegen.md, "Tiles").
+constexpr uint64_t SlotBytes = 8192;
+/// Working tiles per data type and core: enough to overlap the loads of
+/// the next chunk with the compute of this one.
+constexpr unsigned SlotsPerType = 6;
+/// PSUM tiles, one 2 KiB bank each (512 fp32 per partition).
+constexpr unsigned PsumTiles = 4;
+constexpr uint64_t PsumBankBytes = 2048;
+
+class CoreEmitter {
+public:
+  explicit CoreEmitter(std::unique_ptr<bir::Module> M);
+
+  bir::Module &module() { return *M; }
+  std::unique_ptr<bir::Module> take() { return std::move(M); }
+  unsigned core() const { return M->getNeuronCoreId(); }
+
+  /// An instruction name unique in the module, from Base.
+  std::string uniqueName(llvm::StringRef Base) {
+    return unique(InstNames, Base);
+  }
+  /// A location name unique in the module, from Base.
+  std::string uniqueLocationName(llvm::StringRef Base) {
+    return unique(LocNames, Base);
+  }
+  /// Adds a location with the next tensor id.
+  bir::MemoryLocation *addLocation(const std::string &Name, bir::MemoryKind K,
+                                   bir::DataType T, unsigned Partitions,
+                                   uint64_t Bytes);
+
+  /// Appends I with these operands and the dependencies they need.
+  bir::Instruction *emit(std::unique_ptr<bir::Instruction> I,
+                         std::vector<bir::AccessPattern> Ins,
+                         std::vector<bir::AccessPattern> Outs);
+  /// Appends an instruction that orders everything: it waits for every
+  /// outstanding access and every later access waits for it (a barrier).
+  bir::Instruction *emitFence(std::unique_ptr<bir::Instruction> I);
+
+  /// The next DMA queue, round robin over the 16.
+  bir::Engine nextDma();
+  /// The next SB working tile of type T (128 partitions x SlotBytes).
+  bir::MemoryLocation *nextSlot(bir::DataType T);
+  /// The next PSUM tile (128 partitions x one bank of fp32).
+  bir::MemoryLocation *nextPsum();
+  /// The SB bytes per partition the working tiles take.
+  uint64_t sbBytesPerPartition() const;
+
+  /// Starts a new block after the current one (Jump into it); returns it.
+  bir::BasicBlock *current() { return BB; }
+  void setCurrent(bir::BasicBlock *B) { BB = B; }
+
+  /// Appends the final Return.
+  void finish();
+
+private:
+  struct Access {
+    uint64_t Lo, Hi;
+    bir::Instruction *I;
+    bool Write;
+  };
+  void addDeps(bir::Instruction *I, const bir::AccessPattern &AP, bool Write);
+  void record(bir::Instruction *I, const bir::AccessPattern &AP, bool Write);
+
+  std::unique_ptr<bir::Module> M;
+  bir::BasicBlock *BB;
+  uint64_t NextTensorId = 0;
+  unsigned NextDmaQueue = 0;
+  struct NameSet {
+    llvm::StringMap<unsigned> Counts;
+    llvm::StringSet<> Used;
+  };
+  static std::string unique(NameSet &S, llvm::StringRef Base);
+  NameSet InstNames, LocNames;
+  llvm::DenseMap<const bir::MemoryLocation *, std::vector<Access>> Accesses;
+  /// The last fence: every access after it waits for it.
+  bir::Instruction *LastFence = nullptr;
+  std::map<bir::DataType, std::pair<std::vector<bir::MemoryLocation *>, unsigned>>
+      Slots;
+  std::vector<bir::MemoryLocation *> Psums;
+  unsigned NextPsumTile = 0;
+};
+
+} // namespace loom::codegen
+
+#endif

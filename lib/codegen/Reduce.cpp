@@ -1,0 +1,283 @@
+//===- Reduce.cpp - reduce, iota, while -------------------------------------===//
+
+#include "DeviceLowering.h"
+
+namespace loom::codegen::detail {
+
+// ---- Reduce, iota, dynamic slices, while ------------------------------------------
+
+llvm::Expected<ArithOp> reduceArithOf(const HloInstruction &I) {
+  llvm::ArrayRef<HloComputation *> C = I.CalledComputations("to_apply");
+  if (C.size() != 1)
+    return makeError("no to_apply computation");
+  const HloInstruction *Root = C[0]->root_instruction();
+  if (C[0]->parameter_instructions().size() != 2 || Root->operand_count() != 2 ||
+      Root->operand(0)->opcode() != HloOpcode::kParameter ||
+      Root->operand(1)->opcode() != HloOpcode::kParameter)
+    return makeError("to_apply is not one op of its two parameters");
+  switch (Root->opcode()) {
+  case HloOpcode::kAdd: return ArithOp::Add;
+  case HloOpcode::kMultiply: return ArithOp::Multiply;
+  case HloOpcode::kMaximum: return ArithOp::Max;
+  case HloOpcode::kMinimum: return ArithOp::Min;
+  case HloOpcode::kAnd: return ArithOp::And;
+  case HloOpcode::kOr: return ArithOp::Or;
+  default:
+    return makeError("to_apply is " + Root->OpcodeText());
+  }
+}
+
+llvm::Expected<Val> DeviceLowering::lowerReduce(const HloInstruction &I,
+                                                llvm::ArrayRef<Val> Ops) {
+  if (I.operand_count() != 2 || !I.shape().IsArray())
+    return notLowered(I, "a variadic reduce");
+  llvm::Expected<ArithOp> A = reduceArithOf(I);
+  if (!A)
+    return notLowered(I, llvm::toString(A.takeError()));
+  llvm::Expected<std::vector<int64_t>> Dims0 = hlo::GetDimensions(I);
+  if (!Dims0)
+    return Dims0.takeError();
+  const Shape &S = I.operand(0)->shape();
+  llvm::Expected<DataType> T = typeOf(I, I.shape());
+  if (!T)
+    return T.takeError();
+  if (isFloatType(*T) && !isArithmeticFloat(*T))
+    return notLowered(I, "an fp8 accumulator rounds differently in BIR");
+  std::vector<int64_t> Keep, Red;
+  for (int64_t D = 0; D < S.rank(); ++D)
+    (llvm::is_contained(*Dims0, D) ? Red : Keep).push_back(D);
+  uint64_t G = 1, R = 1;
+  for (int64_t D : Keep)
+    G *= S.dimensions(D);
+  for (int64_t D : Red)
+    R *= S.dimensions(D);
+  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  if (!Out)
+    return Out.takeError();
+  int Init = Ops[1].Buf;
+  if (G == 0)
+    return arrayVal(*Out);
+  if (R == 0) {
+    move(I, Init, 0, {{0, G}}, *Out, 0, {{1, G}});
+    barrier(I.name());
+    return arrayVal(*Out);
+  }
+  // The operand as [kept][reduced], the reduced elements in row-major
+  // order: the order the interpreter folds them in.
+  int In = Ops[0].Buf;
+  bool Identity = true;
+  for (size_t K = 0; K < Keep.size(); ++K)
+    Identity &= Keep[K] == static_cast<int64_t>(K);
+  if (!Identity) {
+    std::vector<int64_t> Dm(S.dimensions().begin(), S.dimensions().end());
+    std::vector<int64_t> St = rowMajorStrides(Dm);
+    Dims Src;
+    for (auto *List : {&Keep, &Red})
+      for (int64_t D : *List)
+        Src.push_back({St[D], static_cast<uint64_t>(Dm[D])});
+    In = newBuffer((I.name() + ".in").str(), Bufs[Ops[0].Buf].T, G * R);
+    move(I, Ops[0].Buf, 0, Src, In, 0, {{1, G * R}});
+    barrier((I.name() + ".in").str());
+  }
+  std::optional<double> InitConst = Ops[1].Const;
+  DataType TI = Bufs[In].T;
+  uint64_t F = SlotBytes / std::max(getDataTypeSize(TI), getDataTypeSize(*T));
+  uint64_t PerRow = R <= F ? std::max<uint64_t>(1, F / R) : 1;
+  std::vector<Chunk> Cs = chunks(G, PerRow);
+  for (unsigned K = 0; K < Cs.size(); ++K) {
+    const Chunk &C = Cs[K];
+    unsigned Core = K % L;
+    CoreEmitter &E = Cores[Core];
+    MemoryLocation *OT = E.nextSlot(*T);
+    AccessPattern OutTile(OT, 0, C.Parts, 0, {{1, C.Free}}, *T);
+    if (!InitConst)
+      E.emit(std::make_unique<InstDMACopy>(name(Core, I, "init"), E.nextDma(),
+                                           false),
+             {dram(Init, Core, 0, {{0, C.Parts * C.Free}})}, {OutTile});
+    for (uint64_t R0 = 0; R0 < R; R0 += F) {
+      uint64_t Rl = R <= F ? R : std::min(F, R - R0);
+      MemoryLocation *IT = E.nextSlot(TI);
+      AccessPattern InTile(IT, 0, C.Parts, 0, {{1, C.Free * Rl}}, TI);
+      Dims DramD = C.Parts > 1
+                       ? Dims{{static_cast<int64_t>(C.Free * R), C.Parts},
+                              {static_cast<int64_t>(R), C.Free},
+                              {1, Rl}}
+                       : Dims{{static_cast<int64_t>(R), C.Free}, {1, Rl}};
+      E.emit(std::make_unique<InstDMACopy>(name(Core, I, "ld"), E.nextDma(),
+                                           false),
+             {dram(In, Core, C.First * R + R0, DramD)}, {InTile});
+      bool Acc = R0 > 0 || !InitConst;
+      E.emit(std::make_unique<InstTensorReduce>(
+                 name(Core, I, "red"), K % 2 ? Engine::POOL : Engine::DVE, *A,
+                 Acc, InitConst.value_or(0)),
+             {InTile}, {OutTile});
+      if (R <= F)
+        break;
+    }
+    Dims OutD = C.Parts > 1 ? Dims{{static_cast<int64_t>(C.Free), C.Parts},
+                                   {1, C.Free}}
+                            : Dims{{1, C.Free}};
+    E.emit(std::make_unique<InstDMACopy>(name(Core, I, "st"), E.nextDma(),
+                                         false),
+           {OutTile}, {dram(*Out, Core, C.First, OutD)});
+  }
+  barrier(I.name());
+  return arrayVal(*Out);
+}
+
+llvm::Expected<Val> DeviceLowering::lowerIota(const HloInstruction &I) {
+  llvm::Expected<int64_t> Dim = hlo::GetIotaDimension(I);
+  if (!Dim)
+    return Dim.takeError();
+  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  if (!Out)
+    return Out.takeError();
+  DataType T = Bufs[*Out].T;
+  const Shape &S = I.shape();
+  uint64_t F = SlotBytes / getDataTypeSize(T);
+  std::vector<int64_t> Dm(S.dimensions().begin(), S.dimensions().end());
+  if (Bufs[*Out].Elems == 0)
+    return arrayVal(*Out);
+  // Rows of the tile: the outer dimension (rank 1: runs of F elements), each
+  // partition one row; Iota's partition step and multipliers give the
+  // index along the iota dimension.
+  uint64_t Rows, Inner;
+  Dims Pattern;
+  std::vector<int64_t> Mult;
+  int64_t RowStep;
+  if (S.rank() == 1) {
+    Inner = std::min<uint64_t>(F, Dm[0]);
+    Rows = Dm[0] / Inner;
+    Pattern = {{1, Inner}};
+    Mult = {1};
+    RowStep = static_cast<int64_t>(Inner);
+  } else {
+    Rows = Dm[0];
+    Inner = 1;
+    std::vector<int64_t> St = rowMajorStrides(Dm);
+    for (size_t K = 1; K < Dm.size(); ++K) {
+      Inner *= Dm[K];
+      Pattern.push_back({St[K], static_cast<uint64_t>(Dm[K])});
+      Mult.push_back(static_cast<int64_t>(K) == *Dim ? 1 : 0);
+    }
+    if (Inner > F) {
+      // Rows longer than a tile row: a rank-1 iota of the iota dimension,
+      // broadcast along the others by a step-0 read.
+      int Line = newBuffer((I.name() + ".line").str(), T, Dm[*Dim]);
+      uint64_t Len = Dm[*Dim];
+      for (uint64_t E0 = 0; E0 < Len; E0 += 128 * F) {
+        uint64_t Rest = std::min<uint64_t>(128 * F, Len - E0);
+        uint64_t Cols = std::min<uint64_t>(F, Rest);
+        unsigned Parts = static_cast<unsigned>(Rest / Cols);
+        for (int Piece = 0; Piece < 2; ++Piece) {
+          uint64_t First = Piece == 0 ? E0 : E0 + Parts * Cols;
+          unsigned P = Piece == 0 ? Parts : 1;
+          uint64_t C = Piece == 0 ? Cols : Rest - Parts * Cols;
+          if (C == 0)
+            continue;
+          CoreEmitter &E = Cores[0];
+          MemoryLocation *Tl = E.nextSlot(T);
+          AccessPattern Tile(Tl, 0, P, 0, {{1, C}}, T);
+          E.emit(std::make_unique<InstIota>(name(0, I, "iota"), Engine::POOL,
+                                            static_cast<int64_t>(First),
+                                            static_cast<int64_t>(C),
+                                            std::vector<int64_t>{1}),
+                 {}, {Tile});
+          Dims D = P > 1 ? Dims{{static_cast<int64_t>(C), P}, {1, C}}
+                         : Dims{{1, C}};
+          E.emit(std::make_unique<InstDMACopy>(name(0, I, "st"), E.nextDma(),
+                                               false),
+                 {Tile}, {dram(Line, 0, First, D)});
+        }
+      }
+      barrier((I.name() + ".line").str());
+      Dims Src, Dst;
+      std::vector<int64_t> OutSt = rowMajorStrides(Dm);
+      for (size_t K = 0; K < Dm.size(); ++K) {
+        Src.push_back({static_cast<int64_t>(K) == *Dim ? 1 : 0,
+                       static_cast<uint64_t>(Dm[K])});
+        Dst.push_back({OutSt[K], static_cast<uint64_t>(Dm[K])});
+      }
+      move(I, Line, 0, Src, *Out, 0, Dst);
+      barrier(I.name());
+      return arrayVal(*Out);
+    }
+    RowStep = *Dim == 0 ? 1 : 0;
+  }
+  unsigned K = 0;
+  auto emitRows = [&](uint64_t R0, unsigned Parts, Dims Pat,
+                      std::vector<int64_t> Mu, int64_t Start) {
+    unsigned Core = K++ % L;
+    CoreEmitter &E = Cores[Core];
+    MemoryLocation *Tl = E.nextSlot(T);
+    uint64_t N = countOf(Pat);
+    AccessPattern Tile(Tl, 0, Parts, 0, Pat, T);
+    E.emit(std::make_unique<InstIota>(name(Core, I, "iota"), Engine::POOL,
+                                      Start, RowStep, std::move(Mu)),
+           {}, {Tile});
+    AccessPattern Flat(Tl, 0, Parts, 0, {{1, N}}, T);
+    Dims D = Parts > 1 ? Dims{{static_cast<int64_t>(N), Parts}, {1, N}}
+                       : Dims{{1, N}};
+    E.emit(std::make_unique<InstDMACopy>(name(Core, I, "st"), E.nextDma(),
+                                         false),
+           {Flat}, {dram(*Out, Core, R0 * N, D)});
+  };
+  for (uint64_t R0 = 0; R0 < Rows; R0 += 128) {
+    unsigned Parts = static_cast<unsigned>(std::min<uint64_t>(128, Rows - R0));
+    int64_t Start = S.rank() == 1 ? static_cast<int64_t>(R0 * Inner)
+                    : *Dim == 0   ? static_cast<int64_t>(R0)
+                                  : 0;
+    emitRows(R0, Parts, Pattern, Mult, Start);
+  }
+  if (S.rank() == 1 && Rows * Inner < static_cast<uint64_t>(Dm[0])) {
+    uint64_t Rest = Dm[0] - Rows * Inner;
+    // The last partial row starts at element Rows * Inner.
+    unsigned Core = K++ % L;
+    CoreEmitter &E = Cores[Core];
+    MemoryLocation *Tl = E.nextSlot(T);
+    AccessPattern Tile(Tl, 0, 1, 0, {{1, Rest}}, T);
+    E.emit(std::make_unique<InstIota>(name(Core, I, "iota"), Engine::POOL,
+                                      static_cast<int64_t>(Rows * Inner), 0,
+                                      std::vector<int64_t>{1}),
+           {}, {Tile});
+    E.emit(std::make_unique<InstDMACopy>(name(Core, I, "st"), E.nextDma(),
+                                         false),
+           {Tile}, {dram(*Out, Core, Rows * Inner, {{1, Rest}})});
+  }
+  barrier(I.name());
+  return arrayVal(*Out);
+}
+
+llvm::Expected<Val> DeviceLowering::lowerWhile(const HloInstruction &I,
+                                               llvm::ArrayRef<Val> Ops) {
+  llvm::ArrayRef<HloComputation *> Cond = I.CalledComputations("condition");
+  llvm::ArrayRef<HloComputation *> Body = I.CalledComputations("body");
+  if (Cond.size() != 1 || Body.size() != 1)
+    return notLowered(I, "no condition or body");
+  Val State = Ops[0];
+  for (int64_t Trip = 0;; ++Trip) {
+    llvm::Expected<Val> Go = lowerComputation(*Cond[0], {State});
+    if (!Go)
+      return Go.takeError();
+    if (!Go->Const)
+      return notLowered(I, "no trip count: the condition depends on data, "
+                           "not only on values known at compile time");
+    if (*Go->Const == 0)
+      break;
+    if (Trip == MaxUnrolledTrips)
+      return notLowered(I, "more than " + llvm::Twine(MaxUnrolledTrips) +
+                               " iterations; loops are unrolled up to " +
+                               llvm::Twine(MaxUnrolledTrips));
+    llvm::Expected<Val> Next = lowerComputation(*Body[0], {State});
+    if (!Next)
+      return Next.takeError();
+    State = std::move(*Next);
+  }
+  return State;
+}
+
+/// Scalar integer arithmetic on values known at compile time, as the
+/// device computes it (offsets of dynamic slices, induction variables);
+/// none when an operand is unknown or the result leaves the type's range.
+
+} // namespace loom::codegen::detail

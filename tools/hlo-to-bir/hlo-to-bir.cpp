@@ -1,0 +1,302 @@
+//===- hlo-to-bir.cpp - Compile an HLO module to a BIR launch -------------===//
+//
+// hlo-to-bir [--lnc=N] [--target=trn2|generic] [--pipeline=default|none]
+//            [--replica-count=N] [--num-partitions=N] [--enable-ptcom]
+//            [bir-opt's backend flags] MODULE.hlo -o LAUNCH.json
+// hlo-to-bir --check [--seed=S] [--report[=text|json]] [--trace=FILE] ...
+//
+// Parses and verifies the module, lowers every device of its launch
+// (docs/codegen.md), runs the backend pipeline on every device's program
+// (docs/backend-pipeline.md) unless --pipeline=none, verifies the launch
+// and writes it (docs/bir.md, "Launch documents"). Exit status: 0 success,
+// 1 bad input (including an op that is not lowered), 2 bad usage.
+//
+//===----------------------------------------------------------------------===//
+
+#include "loom/bir/ir/Printer.h"
+#include "loom/bir/json/LaunchJson.h"
+#include "loom/bir/passes/PassManager.h"
+#include "loom/bir/passes/Pipeline.h"
+#include "loom/codegen/Codegen.h"
+#include "loom/hlo/parser/HloParser.h"
+#include "loom/launch/LaunchRunner.h"
+#include "loom/hlo/pass/HloVerifier.h"
+#include "loom/support/Error.h"
+#include "loom/support/InputFile.h"
+#include "loom/support/OutputFile.h"
+
+#include "llvm/Support/CommandLine.h"
+#include "llvm/Support/InitLLVM.h"
+#include "llvm/Support/raw_ostream.h"
+
+using namespace loom;
+using namespace loom::bir;
+namespace cl = llvm::cl;
+
+namespace {
+
+constexpr int ExitBadInput = 1;
+constexpr int ExitBadUsage = 2;
+
+cl::OptionCategory Category("hlo-to-bir options");
+
+cl::opt<std::string> InputFilename(cl::Positional, cl::desc("<MODULE.hlo>"),
+                                   cl::cat(Category));
+cl::opt<std::string> OutputFilename(
+    "o", cl::desc("Output launch document, replaced only on success"),
+    cl::value_desc("LAUNCH.json"), cl::cat(Category));
+
+cl::opt<unsigned> Lnc("lnc",
+                      cl::desc("Cores per logical core (1; up to 2 on trn2, "
+                               "8 on generic)"),
+                      cl::init(1), cl::value_desc("N"), cl::cat(Category));
+cl::opt<Target> TargetArch(
+    "target", cl::desc("The chip"), cl::init(Target::Trn2),
+    cl::values(clEnumValN(Target::Trn2, "trn2", "Trainium 2 (default)"),
+               clEnumValN(Target::Generic, "generic",
+                          "trn2's memories, lnc 1 to 8 (for studies)")),
+    cl::cat(Category));
+
+enum class PipelineName { Default, None };
+cl::opt<PipelineName> PipelineOpt(
+    "pipeline", cl::desc("What runs on every device's program"),
+    cl::init(PipelineName::Default),
+    cl::values(clEnumValN(PipelineName::Default, "default",
+                          "the backend pipeline (docs/backend-pipeline.md)"),
+               clEnumValN(PipelineName::None, "none",
+                          "nothing: the programs as generated")),
+    cl::cat(Category));
+
+cl::opt<int64_t> ReplicaCount(
+    "replica-count", cl::value_desc("N"),
+    cl::desc("Compile for N replicas whatever the module header says"),
+    cl::cat(Category));
+cl::opt<int64_t> NumPartitions(
+    "num-partitions", cl::value_desc("N"),
+    cl::desc("Compile for N partitions whatever the module header says"),
+    cl::cat(Category));
+
+// bir-opt's backend flags, spelled as there.
+cl::opt<bool> EnablePTCOM(
+    "enable-ptcom",
+    cl::desc("Run insert_ptcom_flat in the pipeline (point-to-point "
+             "completion tokens)"),
+    cl::cat(Category));
+cl::opt<uint64_t> SendRecvToGpsimdMaxBpp(
+    "sendrecv-to-gpsimd-max-bpp",
+    cl::desc("Bytes/partition under which local swapping SendRecvs will be "
+             "mapped to GPSIMDSB2SB (default 1024)"),
+    cl::init(BackendOptions().SendRecvToGpsimdMaxBpp), cl::value_desc("N"),
+    cl::cat(Category));
+cl::opt<bool> EnableRemoteSemaphoreDMA(
+    "enable-remote-semaphore-dma",
+    cl::desc("Lower a SendRecv swap with a copy that signals the peer's "
+             "semaphore instead of a per-peer barrier"),
+    cl::cat(Category));
+cl::opt<bool> RunSharedAllocationBeforePostSched(
+    "run-shared-allocation-before-post-sched",
+    cl::desc("Run lower_local_collectives and coloring_allocator_dram_shared "
+             "before post_sched. Only relevant for trn2."),
+    cl::cat(Category));
+cl::opt<SendRecvEngineChoice> SendRecvEngine(
+    "sendrecv-engine", cl::desc("How a SendRecv swap picks its engine"),
+    cl::init(SendRecvEngineChoice::Budget),
+    cl::values(clEnumValN(SendRecvEngineChoice::Budget, "budget",
+                          "GPSIMD when compatible and within "
+                          "--sendrecv-to-gpsimd-max-bpp (default)"),
+               clEnumValN(SendRecvEngineChoice::CostModel, "cost-model",
+                          "the faster engine under the cost model")),
+    cl::cat(Category));
+
+cl::opt<bool> Check(
+    "check",
+    cl::desc("Also simulate the launch on hlo-run's inputs and compare every "
+             "output of every device with hlo-run's (bir-sim --against-hlo); "
+             "-o is then optional"),
+    cl::cat(Category));
+cl::opt<uint64_t> Seed("seed",
+                       cl::desc("--check: the seed of the inputs (hlo-run's "
+                                "--seed)"),
+                       cl::init(0), cl::value_desc("S"), cl::cat(Category));
+enum class ReportKind { Text, Json };
+cl::opt<ReportKind> Report(
+    "report", cl::desc("--check: print the simulator's per-core report"),
+    cl::values(clEnumValN(ReportKind::Text, "text", "text"),
+               clEnumValN(ReportKind::Json, "json", "JSON")),
+    cl::init(ReportKind::Text), cl::cat(Category));
+cl::opt<std::string> TraceFile(
+    "trace", cl::desc("--check: write the launch's Chrome trace there"),
+    cl::value_desc("FILE.json"), cl::cat(Category));
+cl::opt<uint64_t> MaxWork(
+    "max-work",
+    cl::desc("--check: cap on a core's simulated work (bir-sim --max-work)"),
+    cl::init(sim::SimOptions().MaxWork), cl::cat(Category));
+cl::opt<uint64_t> MaxMemory(
+    "max-memory",
+    cl::desc("--check: cap on the simulated storage (bir-sim --max-memory)"),
+    cl::init(sim::SimOptions().MaxMemory), cl::cat(Category));
+
+enum class EmitKind { Json, Text };
+cl::opt<EmitKind>
+    Emit("emit", cl::desc("Output form"), cl::init(EmitKind::Json),
+         cl::values(clEnumValN(EmitKind::Json, "json",
+                               "the launch document (default)"),
+                    clEnumValN(EmitKind::Text, "text",
+                               "every device's program in the text form, "
+                               "for reading")),
+         cl::cat(Category));
+
+const char Overview[] =
+    "compiles an HLO module to the BIR programs of its SPMD launch\n\n"
+    "  Parses and verifies MODULE.hlo, lowers every device of its launch\n"
+    "  (docs/codegen.md), runs the backend pipeline on every device's\n"
+    "  program unless --pipeline=none, and writes the launch document\n"
+    "  (docs/bir.md, \"Launch documents\").\n"
+    "  Exit status: 0 success, 1 bad input or an op that is not lowered,\n"
+    "  2 bad usage.\n";
+
+int failUsage(const llvm::Twine &Msg) {
+  llvm::errs() << "hlo-to-bir: error: " << Msg << "\n"
+               << "Try 'hlo-to-bir --help' for usage.\n";
+  return ExitBadUsage;
+}
+
+int failInput(llvm::Error E) {
+  llvm::errs() << "hlo-to-bir: error: " << llvm::toString(std::move(E))
+               << "\n";
+  return ExitBadInput;
+}
+
+BackendOptions getBackendOptions() {
+  BackendOptions O;
+  O.SendRecvToGpsimdMaxBpp = SendRecvToGpsimdMaxBpp;
+  O.EnableRemoteSemaphoreDMA = EnableRemoteSemaphoreDMA;
+  O.EnablePTCOM = EnablePTCOM;
+  O.RunSharedAllocationBeforePostSched = RunSharedAllocationBeforePostSched;
+  O.SendRecvEngine = SendRecvEngine;
+  return O;
+}
+
+void render(llvm::raw_ostream &OS, const Launch &L) {
+  if (Emit == EmitKind::Json) {
+    writeLaunch(OS, L);
+    return;
+  }
+  for (const LaunchDevice &D : L.Devices) {
+    OS << "// device " << D.Device << " (replica " << D.Replica
+       << ", partition " << D.Partition << ")\n";
+    auto index = [&](const LaunchBinding &B) {
+      for (unsigned I : B.Index)
+        OS << "_" << I;
+    };
+    for (const LaunchBinding &B : D.Parameters) {
+      OS << "// parameter " << B.Parameter;
+      index(B);
+      OS << " " << B.Name << " " << B.Shape << " -> " << B.Memloc << "\n";
+    }
+    for (const LaunchBinding &B : D.Outputs) {
+      OS << "// output";
+      index(B);
+      OS << " " << B.Shape << " -> " << B.Memloc << "\n";
+    }
+    printProgram(OS, D.Modules);
+  }
+}
+
+} // namespace
+
+int main(int argc, char **argv) {
+  llvm::InitLLVM X(argc, argv);
+  cl::HideUnrelatedOptions(Category);
+  cl::SetVersionPrinter(
+      [](llvm::raw_ostream &OS) { OS << "hlo-to-bir (loom)\n"; });
+  std::string ParseErrors;
+  llvm::raw_string_ostream ParseErrorStream(ParseErrors);
+  if (!cl::ParseCommandLineOptions(argc, argv, Overview, &ParseErrorStream)) {
+    llvm::errs() << ParseErrorStream.str()
+                 << "Try 'hlo-to-bir --help' for usage.\n";
+    return ExitBadUsage;
+  }
+  if (InputFilename.empty())
+    return failUsage("no input module");
+  if (OutputFilename.empty() && !Check)
+    return failUsage("no output; give -o LAUNCH.json (- for stdout)");
+  if (!Check && (Report.getNumOccurrences() || !TraceFile.empty() ||
+                 Seed.getNumOccurrences()))
+    return failUsage("--report, --trace and --seed go with --check");
+  if (Lnc < 1 || Lnc > getMaxLncSize(TargetArch))
+    return failUsage("--lnc must be from 1 to " +
+                     llvm::Twine(getMaxLncSize(TargetArch)) + " on " +
+                     enumName(TargetArch.getValue()));
+  if ((ReplicaCount.getNumOccurrences() && ReplicaCount < 1) ||
+      (NumPartitions.getNumOccurrences() && NumPartitions < 1))
+    return failUsage("--replica-count and --num-partitions must be at least 1");
+  BackendOptions BO = getBackendOptions();
+
+  llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> Text =
+      readInputBuffer(InputFilename);
+  if (!Text)
+    return failInput(Text.takeError());
+  auto M = hlo::ParseHloModuleOwned(std::move(*Text), InputFilename);
+  if (!M)
+    return failInput(M.takeError());
+  if (llvm::Error E = hlo::VerifyHloModule(**M))
+    return failInput(makeError(InputFilename +
+                               ": the module does not verify:\n" +
+                               llvm::toString(std::move(E))));
+  codegen::CodegenOptions CO;
+  CO.LncSize = Lnc;
+  CO.Arch = TargetArch;
+  if (ReplicaCount.getNumOccurrences())
+    CO.ReplicaCount = static_cast<unsigned>(ReplicaCount);
+  if (NumPartitions.getNumOccurrences())
+    CO.NumPartitions = static_cast<unsigned>(NumPartitions);
+  llvm::Expected<Launch> L = codegen::lowerToLaunch(**M, CO);
+  if (!L)
+    return failInput(L.takeError());
+
+  if (PipelineOpt == PipelineName::Default) {
+    llvm::Expected<std::vector<PipelineEntry>> Entries =
+        buildDefaultPipeline(BO, TargetArch);
+    if (!Entries)
+      return failInput(Entries.takeError());
+    for (LaunchDevice &D : L->Devices) {
+      // Each device gets its own pass manager: a pass may keep state.
+      llvm::Expected<PassManager> PM = PassManager::fromPipeline(*Entries, BO);
+      if (!PM)
+        return failInput(PM.takeError());
+      if (llvm::Expected<bool> Changed = PM->run(D.Modules); !Changed)
+        return failInput(makeError("device " + llvm::Twine(D.Device) + ": " +
+                                   llvm::toString(Changed.takeError())));
+    }
+  }
+  if (llvm::Error E = verifyLaunch(*L))
+    return failInput(makeError("the generated launch does not verify: " +
+                               llvm::toString(std::move(E))));
+  if (!OutputFilename.empty())
+    if (llvm::Error E = writeOutputAtomically(
+            OutputFilename, [&](llvm::raw_ostream &OS) { render(OS, *L); }))
+      return failInput(std::move(E));
+  if (!Check)
+    return 0;
+  launch::CheckOptions LO;
+  LO.Seed = Seed;
+  LO.Sim.Seed = Seed;
+  LO.Sim.MaxWork = MaxWork;
+  LO.Sim.MaxMemory = MaxMemory;
+  LO.Sim.FileName = InputFilename;
+  LO.Sim.RecordTrace = false;
+  LO.Report = Report.getNumOccurrences() > 0;
+  LO.ReportJson = Report == ReportKind::Json;
+  LO.TraceFile = TraceFile;
+  llvm::Expected<bool> Same = launch::checkAgainstHlo(**M, *L, LO, llvm::outs());
+  llvm::outs().flush();
+  if (!Same)
+    return failInput(Same.takeError());
+  if (!*Same) {
+    llvm::errs() << "hlo-to-bir: error: the launch of " << InputFilename
+                 << " differs from hlo-run's outputs\n";
+    return ExitBadInput;
+  }
+  return 0;
+}
