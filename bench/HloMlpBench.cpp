@@ -25,6 +25,7 @@
 
 #include "loom/hlo/eval/NumericsCheck.h"
 #include "loom/hlo/ir/HloModule.h"
+#include "loom/hlo/parser/HloClone.h"
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloPassPipeline.h"
 #include "loom/hlo/pass/PassRegistry.h"
@@ -135,7 +136,7 @@ void BM_CheckNumerics(benchmark::State &state) {
       state.SkipWithError(llvm::toString(module.takeError()).c_str());
       return;
     }
-    std::unique_ptr<HloModule> before = CloneModule(**module);
+    std::unique_ptr<HloModule> before = llvm::cantFail(CloneModule(**module));
     HloPassPipeline pipeline("mlp", HloPassPipelineOptions());
     for (const char *name :
          {"neuron_looped_einsum_replacer", "neuron_looped_einsum_token_replacer"}) {

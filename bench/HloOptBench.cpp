@@ -28,6 +28,7 @@
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/hlo/pass/PassRegistry.h"
 #include "loom/hlo/passes/Passes.h"
+#include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
 #include "loom/support/Parallel.h"
 

@@ -24,7 +24,7 @@
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/hlo/pass/PassRegistry.h"
 #include "loom/hlo/passes/Passes.h"
-#include "loom/support/OutputFile.h"
+#include "loom/support/InputFile.h"
 
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"

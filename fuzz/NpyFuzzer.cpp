@@ -9,7 +9,7 @@
 //===----------------------------------------------------------------------===//
 #include "FuzzCommon.h"
 
-#include "loom/hlo/eval/Npy.h"
+#include "loom/hlo/eval/NpyLiteral.h"
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/support/Npy.h"
 

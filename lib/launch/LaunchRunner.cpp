@@ -10,7 +10,7 @@
 
 #include "loom/launch/LaunchRunner.h"
 
-#include "loom/hlo/eval/Npy.h"
+#include "loom/hlo/eval/NpyLiteral.h"
 #include "loom/hlo/eval/RandomInputs.h"
 #include "loom/hlo/ir/HloComputation.h"
 #include "loom/hlo/ir/HloInstruction.h"

@@ -2,8 +2,6 @@
 
 #include "loom/support/Error.h"
 #include "llvm/Support/FileSystem.h"
-#include "llvm/Support/MemoryBuffer.h"
-#include "llvm/Support/Path.h"
 #include "llvm/Support/raw_ostream.h"
 
 namespace loom {
@@ -83,22 +81,6 @@ llvm::Error writeOutputAtomically(llvm::StringRef Path,
     return makeError("cannot write '" + Path + "': " + EC.message());
   }
   return llvm::Error::success();
-}
-
-llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readInputBuffer(llvm::StringRef Path) {
-  auto BufOr = Path == "-" ? llvm::MemoryBuffer::getSTDIN()
-                           : llvm::MemoryBuffer::getFile(Path, /*IsText=*/false,
-                                                         /*RequiresNullTerminator=*/false);
-  if (!BufOr)
-    return makeError("cannot read '" + Path + "': " + BufOr.getError().message());
-  return std::move(*BufOr);
-}
-
-llvm::Expected<std::string> readInput(llvm::StringRef Path) {
-  auto Buf = readInputBuffer(Path);
-  if (!Buf)
-    return Buf.takeError();
-  return (*Buf)->getBuffer().str();
 }
 
 } // namespace loom

@@ -20,6 +20,7 @@
 #include "loom/bir/sim/Simulator.h"
 #include "loom/bir/sim/ToolOptions.h"
 #include "loom/support/Error.h"
+#include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
 
 #include "llvm/ADT/STLExtras.h"

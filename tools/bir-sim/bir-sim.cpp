@@ -24,6 +24,7 @@
 #include "loom/bir/sim/ToolOptions.h"
 #include "loom/support/Error.h"
 #include "loom/support/Npy.h"
+#include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
 
 #include "llvm/ADT/StringExtras.h"

@@ -14,6 +14,7 @@
 
 #include "loom/hlo/eval/EvalCommandLine.h"
 #include "loom/hlo/eval/NumericsCheck.h"
+#include "loom/hlo/parser/HloClone.h"
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloPassPipeline.h"
 #include "loom/hlo/pass/HloVerifier.h"
@@ -21,15 +22,16 @@
 #include "loom/hlo/passes/Passes.h"
 #include "loom/hlo/proto/HloModuleLoader.h"
 #include "loom/hlo/proto/HloProto.h"
+#include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
-#include "loom/support/Parallel.h"
+#include "loom/tools/ThreadsOption.h"
+#include "loom/tools/ToolErrors.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <cstdlib>
 #include <string>
 
 using namespace loom;
@@ -39,7 +41,10 @@ namespace cl = llvm::cl;
 
 namespace {
 
-enum ExitCode { kSuccess = 0, kBadInput = 1, kBadUsage = 2 };
+using tools::ExitBadUsage;
+using tools::ExitSuccess;
+
+const tools::ToolErrors errors("hlo-opt");
 
 #if defined(__SANITIZE_ADDRESS__)
 constexpr bool kLeakCheckedBuild = true;
@@ -117,42 +122,11 @@ cl::opt<uint64_t> check_numerics_seed("check-numerics-seed", cl::init(0), cl::va
                                       cl::desc("Seed of the random inputs of --check-numerics"),
                                       cl::cat(tool_category));
 
-/// Options Support registers for every LLVM tool; none of them does anything
-/// in hlo-opt, so --help should not offer them.
-void HideLlvmInternalOptions() {
-  static const char *const kInternal[] = {
-      "color",          "crash-diagnostics-dir", "debug-counter",
-      "disable-symbolication", "info-output-file", "print-all-options",
-      "print-debug-counter", "print-options",   "rng-seed",
-      "sort-timers",    "stats",                 "stats-json",
-      "track-memory",   "treat-scalable-fixed-error-as-warning"};
-  llvm::StringMap<cl::Option *> &options = cl::getRegisteredOptions();
-  for (const char *name : kInternal) {
-    auto it = options.find(name);
-    if (it != options.end())
-      it->second->setHiddenFlag(cl::ReallyHidden);
-  }
-}
-
-/// Prints every line of `error`'s message as "hlo-opt: error: <prefix><line>"
-/// so each problem of a multi-problem report stands on its own.
-void PrintError(llvm::Error error, llvm::StringRef prefix = "") {
-  std::string msg = llvm::toString(std::move(error));
-  llvm::SmallVector<llvm::StringRef, 8> lines;
-  llvm::StringRef(msg).split(lines, '\n', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
-  for (llvm::StringRef line : lines)
-    llvm::errs() << "hlo-opt: error: " << prefix << line << "\n";
-}
-
-int UsageError(const llvm::Twine &msg) {
-  llvm::errs() << "hlo-opt: error: " << msg << "\n"
-               << "Try 'hlo-opt --help' for usage.\n";
-  return kBadUsage;
-}
-
 int Main(int argc, char **argv) {
   RegisterAllHloPasses();
-  HideLlvmInternalOptions();
+  tools::hideLlvmInternalOptions();
+  // Listed with the interpreter's options, whose devices it also runs.
+  tools::addThreadsOptionToCategory(EvalOptionCategory());
   cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "hlo-opt (loom)\n"; });
   std::string cl_errors;
   llvm::raw_string_ostream cl_errors_os(cl_errors);
@@ -165,18 +139,20 @@ int Main(int argc, char **argv) {
           &cl_errors_os)) {
     // LLVM's messages already point at --help.
     llvm::errs() << cl_errors_os.str();
-    return kBadUsage;
+    return ExitBadUsage;
   }
 
   if (list_passes) {
     for (const std::string &name : RegisteredHloPassNames())
       llvm::outs() << name << "\n";
-    return kSuccess;
+    return ExitSuccess;
   }
   if (input_path.empty())
-    return UsageError("no input file (give a path, or '-' for stdin)");
+    return errors.failUsage("no input file (give a path, or '-' for stdin)");
+  if (std::string problem = tools::getThreadsOptionProblem(); !problem.empty())
+    return errors.failUsage(problem);
   if (std::string problem = EvalCommandLineProblem(); !problem.empty())
-    return UsageError(problem);
+    return errors.failUsage(problem);
   // Every pass name is checked before any input is read: a typo is a usage
   // error whatever the input holds.
   HloPassPipelineOptions pipeline_options;
@@ -190,21 +166,18 @@ int Main(int argc, char **argv) {
       continue;
     llvm::Expected<std::unique_ptr<HloPassInterface>> pass = CreateHloPass(name);
     if (!pass)
-      return UsageError(llvm::toString(pass.takeError()));
+      return errors.failUsage(llvm::toString(pass.takeError()));
     pipeline.AddPass(std::move(*pass));
   }
   if (remarks)
     pipeline.SetRemarkStream(&llvm::errs());
 
-  // --threads is the interpreter's flag too: parse, verify and print use the
-  // same threads, and their output never depends on the count.
-  unsigned threads =
-      resolveThreadCount(static_cast<unsigned>(EvalOptionsFromCommandLine().threads));
+  // Parse, verify, print and the interpreter share --threads; no output
+  // depends on the count.
+  unsigned threads = tools::getThreadCount();
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> text = readInputBuffer(input_path);
-  if (!text) {
-    PrintError(text.takeError());
-    return kBadInput;
-  }
+  if (!text)
+    return errors.failInput(text.takeError());
   llvm::StringRef display_name = input_path == "-" ? llvm::StringRef("<stdin>")
                                                    : llvm::StringRef(input_path);
   // The module takes the text: its names and attribute texts are views
@@ -214,45 +187,40 @@ int Main(int argc, char **argv) {
   parse_options.threads = threads;
   llvm::Expected<std::unique_ptr<HloModule>> module =
       LoadHloModule(std::move(*text), display_name, parse_options);
-  if (!module) {
-    PrintError(module.takeError());
-    return kBadInput;
-  }
+  if (!module)
+    return errors.failInput(module.takeError());
   std::string file_prefix = (display_name + ": ").str();
   if (!no_verify) {
-    if (llvm::Error err = VerifyHloModule(**module, threads)) {
-      PrintError(std::move(err), file_prefix);
-      return kBadInput;
-    }
+    if (llvm::Error err = VerifyHloModule(**module, threads))
+      return errors.failInput(std::move(err), file_prefix);
   }
 
   std::unique_ptr<HloModule> before;
-  if (check_numerics)
-    before = CloneModule(**module);
+  if (check_numerics) {
+    llvm::Expected<std::unique_ptr<HloModule>> copy = CloneModule(**module);
+    if (!copy)
+      return errors.failInput(copy.takeError(), file_prefix);
+    before = std::move(*copy);
+  }
 
   llvm::Expected<bool> changed = pipeline.Run(**module);
-  if (!changed) {
-    PrintError(changed.takeError(), file_prefix);
-    return kBadInput;
-  }
+  if (!changed)
+    return errors.failInput(changed.takeError(), file_prefix);
   // Without passes the module is the one verified above; with --verify-each
   // the last pass's result has been verified already.
   bool verified = pipeline.pass_count() == 0 || verify_each;
   if (!no_verify && !verified) {
-    if (llvm::Error err = VerifyHloModule(**module, threads)) {
-      PrintError(std::move(err), file_prefix + "after the passes: ");
-      return kBadInput;
-    }
+    if (llvm::Error err = VerifyHloModule(**module, threads))
+      return errors.failInput(std::move(err), file_prefix + "after the passes: ");
   }
 
   if (check_numerics) {
     NumericsCheckOptions numerics_options;
     numerics_options.seed = check_numerics_seed;
     numerics_options.eval = EvalOptionsFromCommandLine();
-    if (llvm::Error err = CheckNumerics(*before, **module, numerics_options, llvm::errs())) {
-      PrintError(std::move(err), file_prefix + "--check-numerics: ");
-      return kBadInput;
-    }
+    numerics_options.eval.threads = tools::getThreadsOption();
+    if (llvm::Error err = CheckNumerics(*before, **module, numerics_options, llvm::errs()))
+      return errors.failInput(std::move(err), file_prefix + "--check-numerics: ");
   }
 
   bool as_proto = emit.getNumOccurrences()
@@ -263,10 +231,8 @@ int Main(int argc, char **argv) {
                : writeOutputAtomically(output_path, [&](llvm::raw_ostream &os) {
                    (*module)->Print(os, threads);
                  });
-  if (llvm::Error err = std::move(written)) {
-    PrintError(std::move(err));
-    return kBadInput;
-  }
+  if (llvm::Error err = std::move(written))
+    return errors.failInput(std::move(err));
   // The process ends here: the operating system takes the module's memory
   // back at once, while destroying a million instructions one by one took a
   // tenth of the run (docs/performance.md). A leak-checking build
@@ -275,7 +241,7 @@ int Main(int argc, char **argv) {
     (void)module->release();
     (void)before.release();
   }
-  return kSuccess;
+  return ExitSuccess;
 }
 
 } // namespace

@@ -7,9 +7,10 @@
 // gives one; --replica-count / --num-partitions override the module header.
 // Every device's result is printed on its own line in HLO literal syntax,
 // `device 0: f32[2]{0} {1, 2}`. With --compare both modules run on the same
-// inputs and every output of every device is compared. --threads,
-// --max-steps, --max-work and --max-memory are the interpreter's options
-// (loom/hlo/eval/EvalCommandLine.h).
+// inputs and every output of every device is compared. --max-steps,
+// --max-work and --max-memory are the interpreter's options
+// (loom/hlo/eval/EvalCommandLine.h), --threads every tool's
+// (loom/tools/ThreadsOption.h).
 //
 // Exit codes: 0 success, 1 bad input / failed run / mismatch, 2 bad usage.
 // docs/hlo-run.md is the user's guide.
@@ -18,21 +19,21 @@
 
 #include "loom/hlo/eval/EvalCommandLine.h"
 #include "loom/hlo/eval/Interpreter.h"
-#include "loom/hlo/eval/Npy.h"
+#include "loom/hlo/eval/NpyLiteral.h"
 #include "loom/hlo/eval/NumericsCheck.h"
 #include "loom/hlo/eval/RandomInputs.h"
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/proto/HloModuleLoader.h"
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/support/Error.h"
-#include "loom/support/OutputFile.h"
-#include "loom/support/Parallel.h"
+#include "loom/support/InputFile.h"
+#include "loom/tools/ThreadsOption.h"
+#include "loom/tools/ToolErrors.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/Path.h"
-#include "llvm/Support/WithColor.h"
 #include "llvm/Support/raw_ostream.h"
 
 #include <string>
@@ -100,21 +101,23 @@ llvm::cl::opt<bool> no_verify("no-verify",
                               llvm::cl::desc("Do not verify the module(s) before running them"),
                               llvm::cl::cat(category));
 
-constexpr int kExitFailure = 1;
-constexpr int kExitUsage = 2;
+const tools::ToolErrors errors("hlo-run");
 
-int Fail(llvm::Error err) {
-  llvm::WithColor::error(llvm::errs(), "hlo-run") << llvm::toString(std::move(err)) << "\n";
-  return kExitFailure;
+int Fail(llvm::Error err) { return errors.failInput(std::move(err)); }
+
+/// The interpreter's options of the command line, with the tool's --threads.
+EvalOptions ToolEvalOptions() {
+  EvalOptions options = EvalOptionsFromCommandLine();
+  options.threads = tools::getThreadsOption();
+  return options;
 }
 
 llvm::Expected<std::unique_ptr<HloModule>> LoadModule(llvm::StringRef path) {
   auto text = readInputBuffer(path);
   if (!text)
     return text.takeError();
-  // The interpreter's --threads parse and verify a large module too.
-  unsigned threads =
-      resolveThreadCount(static_cast<unsigned>(EvalOptionsFromCommandLine().threads));
+  // The interpreter's threads parse and verify a large module too.
+  unsigned threads = tools::getThreadCount();
   HloParseOptions parse_options;
   parse_options.threads = threads;
   // HLO text or a binary HloModuleProto, by content (docs/hlo-proto.md).
@@ -191,7 +194,7 @@ llvm::Error ApplyInput(const InputSpec &spec, const HloModule &module,
 
 llvm::Expected<std::vector<std::vector<Literal>>>
 MakeArguments(const HloModule &module, const std::vector<InputSpec> &specs) {
-  auto args = MakeRandomArguments(module, seed, EvalOptionsFromCommandLine(), same_inputs);
+  auto args = MakeRandomArguments(module, seed, ToolEvalOptions(), same_inputs);
   if (!args)
     return args.takeError();
   for (const InputSpec &spec : specs)
@@ -241,7 +244,7 @@ std::string LaunchSizeHint(const HloModule &module, llvm::StringRef message) {
 }
 
 int RunOne(const HloModule &module, const std::vector<std::vector<Literal>> &args) {
-  auto results = RunSpmd(module, args, EvalOptionsFromCommandLine(), nullptr);
+  auto results = RunSpmd(module, args, ToolEvalOptions(), nullptr);
   if (!results) {
     std::string message = llvm::toString(results.takeError());
     return Fail(makeError(input_file + ": " + message + LaunchSizeHint(module, message)));
@@ -252,7 +255,7 @@ int RunOne(const HloModule &module, const std::vector<std::vector<Literal>> &arg
   if (!output_dir.empty())
     if (auto err = WriteResults(*results))
       return Fail(std::move(err));
-  return 0;
+  return tools::ExitSuccess;
 }
 
 int RunCompare(const HloModule &module, const std::vector<std::vector<Literal>> &args) {
@@ -264,14 +267,14 @@ int RunCompare(const HloModule &module, const std::vector<std::vector<Literal>> 
     options.rtol = rtol_flag;
   if (atol_flag.getNumOccurrences())
     options.atol = atol_flag;
-  options.eval = EvalOptionsFromCommandLine();
+  options.eval = ToolEvalOptions();
   auto summary = CompareModules(**reference, module, args, options);
   if (!summary)
     return Fail(summary.takeError());
   llvm::outs() << "compared " << input_file << " with " << compare_file << " on " << args.size()
                << " devices: " << summary->ToString() << "\n";
   if (summary->ok())
-    return 0;
+    return tools::ExitSuccess;
   llvm::outs() << "first difference: " << summary->first_mismatch << "\n";
   llvm::outs().flush();
   return Fail(makeError(input_file + " differs from " + compare_file));
@@ -293,6 +296,8 @@ std::string UsageProblem() {
   for (const std::string &text : inputs)
     if (!ParseInputSpec(text))
       return "bad --input '" + text + "': expected DEVICE:PARAM=FILE.npy";
+  if (std::string problem = tools::getThreadsOptionProblem(); !problem.empty())
+    return problem;
   return EvalCommandLineProblem();
 }
 
@@ -300,6 +305,8 @@ std::string UsageProblem() {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  // --threads is listed with the interpreter's options, whose devices it runs.
+  tools::addThreadsOptionToCategory(EvalOptionCategory());
   llvm::cl::HideUnrelatedOptions({&category, &EvalOptionCategory()});
   if (!llvm::cl::ParseCommandLineOptions(
           argc, argv,
@@ -307,11 +314,9 @@ int main(int argc, char **argv) {
           "Prints `device N: <result>` per device. Parameters are seeded random values\n"
           "unless --input gives them. See docs/hlo-run.md.\n",
           &llvm::errs()))
-    return kExitUsage;
-  if (std::string problem = UsageProblem(); !problem.empty()) {
-    llvm::WithColor::error(llvm::errs(), "hlo-run") << problem << "\n";
-    return kExitUsage;
-  }
+    return tools::ExitBadUsage;
+  if (std::string problem = UsageProblem(); !problem.empty())
+    return errors.failUsage(problem);
   std::vector<InputSpec> specs;
   for (const std::string &text : inputs)
     specs.push_back(*ParseInputSpec(text));

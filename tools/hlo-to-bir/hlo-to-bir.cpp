@@ -22,6 +22,7 @@
 #include "loom/launch/LaunchRunner.h"
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/support/Error.h"
+#include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
 
 #include "llvm/Support/CommandLine.h"

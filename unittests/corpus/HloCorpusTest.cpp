@@ -27,6 +27,7 @@
 #include "loom/hlo/ir/HloComputation.h"
 #include "loom/hlo/ir/HloStructuralEquality.h"
 #include "loom/hlo/ir/ShapeInference.h"
+#include "loom/hlo/parser/HloClone.h"
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/hlo/passes/NeuronLoopedEinsumReplacer.h"
@@ -192,7 +193,7 @@ bool IsLlamaDump(llvm::StringRef path) {
 /// Remark lines of neuron_looped_einsum_replacer run on a copy of `module`.
 std::vector<std::string> ReplacerRemarks(const HloModule &module, bool provenance,
                                          std::string *error) {
-  std::unique_ptr<HloModule> copy = CloneModule(module);
+  std::unique_ptr<HloModule> copy = llvm::cantFail(CloneModule(module));
   loom::hlo::CollectiveMatmulOptions options;
   options.provenance = provenance;
   NeuronLoopedEinsumReplacer pass(options);

@@ -10,6 +10,7 @@
 #include "loom/hlo/ir/CollectiveMatmulContract.h"
 #include "loom/hlo/ir/HloAttributes.h"
 #include "loom/hlo/ir/HloComputation.h"
+#include "loom/hlo/parser/HloClone.h"
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloVerifier.h"
 
@@ -48,7 +49,7 @@ struct Folded {
 
 Folded Fold(const HloModule &original, bool provenance) {
   Folded result;
-  result.module = CloneModule(original);
+  result.module = llvm::cantFail(CloneModule(original));
   CollectiveMatmulOptions options;
   options.provenance = provenance;
   NeuronLoopedEinsumReplacer pass(options);

@@ -3,6 +3,8 @@
 #include "loom/hlo/ir/HloAttributes.h"
 #include "loom/hlo/ir/HloModule.h"
 
+#include "HloTestUtil.h"
+
 #include "llvm/Support/Error.h"
 #include "gtest/gtest.h"
 
@@ -10,31 +12,11 @@ using namespace loom::hlo;
 
 namespace {
 
-Shape F32(std::initializer_list<int64_t> dims) { return Shape(PrimitiveType::F32, dims); }
-
-struct Fixture {
-  std::unique_ptr<HloModule> module = std::make_unique<HloModule>("m");
-  HloComputation *comp = nullptr;
-  HloInstruction *p0 = nullptr, *p1 = nullptr;
-
-  Fixture() {
-    comp = module->AddComputation(std::make_unique<HloComputation>("main"));
-    module->set_entry_computation(comp);
-    p0 = Param(0, "p0");
-    p1 = Param(1, "p1");
-  }
-  HloInstruction *Param(int64_t n, const char *name) {
-    auto p = HloInstruction::Create(HloOpcode::kParameter, F32({2}), {}, name);
-    p->set_parameter_number(n);
-    return comp->AddInstruction(std::move(p));
-  }
-  HloInstruction *Add(HloInstruction *a, HloInstruction *b) {
-    return comp->AddInstruction(HloInstruction::Create(HloOpcode::kAdd, F32({2}), {a, b}));
-  }
-};
+using testutil::F32;
+using testutil::TestModule;
 
 TEST(HloIR, UsersAreUniqueAndFollowReplacement) {
-  Fixture f;
+  TestModule f;
   HloInstruction *sum = f.Add(f.p0, f.p0);
   ASSERT_EQ(f.p0->users().size(), 1u);
   HloInstruction *neg = f.comp->AddInstruction(
@@ -52,7 +34,7 @@ TEST(HloIR, UsersAreUniqueAndFollowReplacement) {
 }
 
 TEST(HloIR, ReplaceRefusesIncompatibleShapes) {
-  Fixture f;
+  TestModule f;
   HloInstruction *sum = f.Add(f.p0, f.p1);
   auto scalar = HloInstruction::Create(HloOpcode::kParameter, F32({}), {}, "s");
   scalar->set_parameter_number(2);
@@ -63,7 +45,7 @@ TEST(HloIR, ReplaceRefusesIncompatibleShapes) {
 }
 
 TEST(HloIR, RemoveInstructionAndUnusedOperandsTakesTheDeadChain) {
-  Fixture f;
+  TestModule f;
   HloInstruction *a = f.Add(f.p0, f.p1);
   HloInstruction *b = f.comp->AddInstruction(
       HloInstruction::Create(HloOpcode::kNegate, F32({2}), {a}));
@@ -81,7 +63,7 @@ TEST(HloIR, RemoveInstructionAndUnusedOperandsTakesTheDeadChain) {
 }
 
 TEST(HloIR, RemoveInstructionRefusesLiveOnes) {
-  Fixture f;
+  TestModule f;
   HloInstruction *a = f.Add(f.p0, f.p1);
   f.comp->set_root_instruction(a);
   EXPECT_TRUE(llvm::errorToBool(f.comp->RemoveInstruction(a)));
@@ -89,7 +71,7 @@ TEST(HloIR, RemoveInstructionRefusesLiveOnes) {
 }
 
 TEST(HloIR, RemoveDeadInstructionsKeepsRootsAndSideEffects) {
-  Fixture f;
+  TestModule f;
   HloInstruction *dead = f.Add(f.p0, f.p1);
   f.Add(dead, dead);
   auto cc = HloInstruction::Create(HloOpcode::kCustomCall, F32({2}), {f.p0}, "effect");
@@ -103,7 +85,7 @@ TEST(HloIR, RemoveDeadInstructionsKeepsRootsAndSideEffects) {
 }
 
 TEST(HloIR, PostOrderPutsOperandsFirstAndKeepsTextOrder) {
-  Fixture f;
+  TestModule f;
   // Build a user before its operand exists in the list, as a pass would.
   HloInstruction *late = f.Add(f.p0, f.p1);
   HloInstruction *user = f.Add(late, f.p0);
@@ -121,7 +103,7 @@ TEST(HloIR, PostOrderPutsOperandsFirstAndKeepsTextOrder) {
 }
 
 TEST(HloIR, PostOrderHandlesLongChainsWithoutRecursion) {
-  Fixture f;
+  TestModule f;
   HloInstruction *cur = f.p0;
   for (int i = 0; i < 200000; ++i)
     cur = f.comp->AddInstruction(HloInstruction::Create(HloOpcode::kNegate, F32({2}), {cur}));
@@ -130,7 +112,7 @@ TEST(HloIR, PostOrderHandlesLongChainsWithoutRecursion) {
 }
 
 TEST(HloIR, ManyUsersStayUniqueAndRemovable) {
-  Fixture f;
+  TestModule f;
   std::vector<HloInstruction *> adds;
   for (int i = 0; i < 1000; ++i)
     adds.push_back(f.Add(f.p0, f.p0));
@@ -159,7 +141,7 @@ TEST(HloIR, UniqueNamesAvoidEveryTakenName) {
 }
 
 TEST(HloIR, ControlDependenciesAreSymmetric) {
-  Fixture f;
+  TestModule f;
   HloInstruction *a = f.Add(f.p0, f.p1);
   HloInstruction *b = f.Add(f.p1, f.p0);
   a->AddControlDependencyTo(b);
@@ -220,7 +202,7 @@ TEST(HloAttributes, ReplicaGroupsExplicitAndIota) {
 }
 
 TEST(HloAttributes, DotDimensionNumbersRoundTrip) {
-  Fixture f;
+  TestModule f;
   HloInstruction *dot = f.comp->AddInstruction(
       HloInstruction::Create(HloOpcode::kDot, F32({}), {f.p0, f.p1}));
   dot->SetAttribute("lhs_contracting_dims", "{0}");
@@ -235,7 +217,7 @@ TEST(HloAttributes, DotDimensionNumbersRoundTrip) {
 }
 
 TEST(HloAttributes, FrontendAttributesAndStrings) {
-  Fixture f;
+  TestModule f;
   HloInstruction *a = f.Add(f.p0, f.p1);
   SetFrontendAttributes(*a, {{"k", "v \"q\""}, {"x", "{1,2}"}});
   EXPECT_EQ(*a->FindAttribute("frontend_attributes"), R"({k="v \"q\"",x="{1,2}"})");
@@ -248,7 +230,7 @@ TEST(HloAttributes, FrontendAttributesAndStrings) {
 }
 
 TEST(HloAttributes, SliceAndPadding) {
-  Fixture f;
+  TestModule f;
   HloInstruction *s = f.comp->AddInstruction(
       HloInstruction::Create(HloOpcode::kSlice, F32({1}), {f.p0}));
   s->SetAttribute("slice", "{[0:2:2], [1:3]}");

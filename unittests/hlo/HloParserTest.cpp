@@ -4,6 +4,8 @@
 #include "loom/hlo/ir/HloStructuralEquality.h"
 #include "loom/hlo/parser/HloParser.h"
 
+#include "HloTestUtil.h"
+
 #include "llvm/Support/Error.h"
 #include "gtest/gtest.h"
 
@@ -13,14 +15,7 @@ using namespace loom::hlo;
 
 namespace {
 
-std::unique_ptr<HloModule> Parse(llvm::StringRef text) {
-  auto module = ParseHloModule(text);
-  if (!module) {
-    ADD_FAILURE() << llvm::toString(module.takeError()) << "\nwhile parsing:\n" << text.str();
-    return nullptr;
-  }
-  return std::move(*module);
-}
+using testutil::Parse;
 
 /// The error message parsing `text` gives; fails the test if it parses.
 std::string ParseError(llvm::StringRef text) {

@@ -3,6 +3,7 @@
 // printing of what passes change (references, control dependencies).
 #include "HloTestUtil.h"
 #include "loom/hlo/ir/HloStructuralEquality.h"
+#include "loom/hlo/parser/HloClone.h"
 #include "loom/hlo/parser/HloParser.h"
 
 #include "llvm/Support/Error.h"
@@ -249,13 +250,30 @@ ENTRY e {
   ROOT n = f32[] negate(a), metadata={op_name="n"}
 })");
   ASSERT_TRUE(m);
-  std::unique_ptr<HloModule> clone = CloneModule(*m);
+  std::unique_ptr<HloModule> clone = llvm::cantFail(CloneModule(*m));
   std::string why;
   EXPECT_TRUE(StructurallyEqual(*m, *clone, &why)) << why;
   Find(*clone, "n")->SetAttribute("metadata", "{op_name=\"changed\"}");
   EXPECT_FALSE(StructurallyEqual(*m, *clone, &why));
   EXPECT_NE(why.find("attribute 'metadata' differs"), std::string::npos) << why;
   EXPECT_EQ(*Find(*m, "n")->FindAttribute("metadata"), "{op_name=\"n\"}");
+}
+
+// A module whose printed text cannot parse back (an operand taken from
+// another computation, which only a pass bypassing the IR's API makes) is an
+// error naming the module, not an abort.
+TEST(HloPrinter, CloneOfABrokenModuleIsAnError) {
+  testutil::TestModule f;
+  HloComputation *other = f.module->AddComputation(std::make_unique<HloComputation>("other"));
+  other->AddInstruction(
+      HloInstruction::Create(HloOpcode::kNegate, testutil::F32({2}), {f.p0}, "stray"));
+  llvm::Expected<std::unique_ptr<HloModule>> clone = CloneModule(*f.module);
+  ASSERT_FALSE(clone);
+  std::string message = llvm::toString(clone.takeError());
+  EXPECT_NE(message.find("module 'm' does not parse back from its printed text: "),
+            std::string::npos)
+      << message;
+  EXPECT_NE(message.find("unknown operand 'p0'"), std::string::npos) << message;
 }
 
 TEST(HloPrinter, StructuralEqualityFindsDifferences) {

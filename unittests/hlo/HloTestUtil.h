@@ -1,9 +1,18 @@
-//===- HloTestUtil.h - Helpers shared by the HLO unit tests ---------------===//
+//===- HloTestUtil.h - The base of the HLO unit tests ---------------------===//
+//
+// What the HLO unit tests share instead of each writing its own: the source
+// tree and its .hlo files, parsing (and verifying) a module, running a pass,
+// finding an instruction by name, and TestModule, a module built by hand
+// around two parameters.
+//
+//===----------------------------------------------------------------------===//
 #ifndef LOOM_UNITTESTS_HLO_HLOTESTUTIL_H
 #define LOOM_UNITTESTS_HLO_HLOTESTUTIL_H
 
 #include "loom/hlo/ir/HloModule.h"
 #include "loom/hlo/parser/HloParser.h"
+#include "loom/hlo/pass/HloPassInterface.h"
+#include "loom/hlo/pass/HloVerifier.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
@@ -12,22 +21,31 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/MemoryBuffer.h"
 #include "llvm/Support/Path.h"
+#include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
 
+#include <initializer_list>
 #include <memory>
 #include <string>
 #include <vector>
 
 namespace loom::hlo::testutil {
 
-/// The source tree: this header is unittests/hlo/HloTestUtil.h in it. The
-/// shared corpus, when present, is SourceRoot() + "/../shared/corpus/hlo".
+/// The source tree: LOOM_SOURCE_DIR, which unittests/CMakeLists.txt defines,
+/// else found from this header's path (unittests/hlo/HloTestUtil.h in it),
+/// which is relative to the build folder when the build compiles with
+/// relative paths. The shared corpus, when present, is
+/// SourceRoot() + "/../shared/corpus/hlo".
 inline std::string SourceRoot() {
+#ifdef LOOM_SOURCE_DIR
+  return LOOM_SOURCE_DIR;
+#else
   llvm::SmallString<256> root(__FILE__);
   llvm::sys::path::remove_filename(root); // unittests/hlo
   llvm::sys::path::remove_filename(root); // unittests
   llvm::sys::path::remove_filename(root); // the tree
   return std::string(root);
+#endif
 }
 
 /// Every .hlo file under `dir`, sorted; empty when `dir` does not exist.
@@ -53,10 +71,52 @@ inline std::string ReadFile(const std::string &path) {
 inline std::unique_ptr<HloModule> Parse(llvm::StringRef text) {
   auto module = ParseHloModule(text);
   if (!module) {
-    ADD_FAILURE() << llvm::toString(module.takeError());
+    ADD_FAILURE() << llvm::toString(module.takeError()) << "\nwhile parsing:\n" << text.str();
     return nullptr;
   }
   return std::move(*module);
+}
+
+/// Parses and verifies `text`; an error of either is a test failure and
+/// nullptr.
+inline std::unique_ptr<HloModule> ParseAndVerify(llvm::StringRef text) {
+  std::unique_ptr<HloModule> module = Parse(text);
+  if (!module)
+    return nullptr;
+  if (llvm::Error err = VerifyHloModule(*module)) {
+    ADD_FAILURE() << llvm::toString(std::move(err));
+    return nullptr;
+  }
+  return module;
+}
+
+/// Runs `pass` on `module` and returns whether it reported a change; an
+/// error is a test failure (and false). With `remarks`, the pass's remarks
+/// are collected there.
+inline bool RunPass(HloPassInterface &pass, HloModule &module, std::string *remarks = nullptr) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  if (remarks)
+    pass.SetRemarkStream(&os);
+  llvm::Expected<bool> changed = pass.Run(module);
+  if (remarks) {
+    pass.SetRemarkStream(nullptr);
+    *remarks = os.str();
+  }
+  if (!changed) {
+    ADD_FAILURE() << pass.name().str() << ": " << llvm::toString(changed.takeError());
+    return false;
+  }
+  return *changed;
+}
+
+/// RunPass, then the module must verify.
+inline bool RunPassAndVerify(HloPassInterface &pass, HloModule &module,
+                             std::string *remarks = nullptr) {
+  bool changed = RunPass(pass, module, remarks);
+  if (llvm::Error err = VerifyHloModule(module))
+    ADD_FAILURE() << "after " << pass.name().str() << ": " << llvm::toString(std::move(err));
+  return changed;
 }
 
 /// The instruction named `name` in any computation; a test failure and
@@ -68,6 +128,44 @@ inline HloInstruction *Find(const HloModule &module, llvm::StringRef name) {
   ADD_FAILURE() << "no instruction " << name.str();
   return nullptr;
 }
+
+inline Shape F32(std::initializer_list<int64_t> dims) { return Shape(PrimitiveType::F32, dims); }
+
+/// A module `m` built by hand: an entry computation `main` with two
+/// parameters `p0` and `p1` of f32[2], and helpers that add instructions of
+/// that shape to it.
+struct TestModule {
+  std::unique_ptr<HloModule> module = std::make_unique<HloModule>("m");
+  HloComputation *comp = nullptr;
+  HloInstruction *p0 = nullptr, *p1 = nullptr;
+
+  TestModule() {
+    comp = module->AddComputation(std::make_unique<HloComputation>("main"));
+    module->set_entry_computation(comp);
+    p0 = Param(0, "p0");
+    p1 = Param(1, "p1");
+  }
+  HloInstruction *Param(int64_t n, const char *name) {
+    auto p = HloInstruction::Create(HloOpcode::kParameter, F32({2}), {}, name);
+    p->set_parameter_number(n);
+    return comp->AddInstruction(std::move(p));
+  }
+  HloInstruction *Op(HloOpcode opcode, std::vector<HloInstruction *> operands,
+                     const char *name = "") {
+    return comp->AddInstruction(HloInstruction::Create(opcode, F32({2}), operands, name));
+  }
+  HloInstruction *Add(HloInstruction *a, HloInstruction *b) {
+    return Op(HloOpcode::kAdd, {a, b});
+  }
+  /// Whether `inst` is still one of main's instructions.
+  bool Has(const HloInstruction *inst) const {
+    for (HloInstruction *i : comp->instructions())
+      if (i == inst)
+        return true;
+    return false;
+  }
+  bool HasName(llvm::StringRef name) const { return comp->GetInstructionWithName(name); }
+};
 
 } // namespace loom::hlo::testutil
 

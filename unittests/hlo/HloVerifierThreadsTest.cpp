@@ -38,6 +38,7 @@ using namespace loom::hlo;
 namespace {
 
 using testutil::HloFilesUnder;
+using testutil::Parse;
 using testutil::ReadFile;
 using testutil::SourceRoot;
 
@@ -77,10 +78,6 @@ std::vector<Module> ParsableModules(const std::string &dir) {
   return out;
 }
 
-std::unique_ptr<HloModule> Parse(const Module &m) {
-  return llvm::cantFail(ParseHloModule(m.text, m.path));
-}
-
 const std::vector<Module> &RepositoryModules() {
   static const std::vector<Module> modules = [] {
     std::vector<Module> all = ParsableModules(SourceRoot() + "/examples/hlo");
@@ -100,7 +97,7 @@ const std::vector<Module> &CorpusModules() {
 void CompareWithAndWithoutPasses(const std::vector<Module> &modules) {
   RegisterAllHloPasses();
   for (const Module &m : modules) {
-    std::unique_ptr<HloModule> module = Parse(m);
+    std::unique_ptr<HloModule> module = Parse(m.text);
     ExpectSameAtThreads(*module, m.path, {2, 4});
     HloPassPipeline pipeline("threads-test");
     pipeline.AddPass(llvm::cantFail(CreateHloPass("neuron_looped_einsum_replacer")));
@@ -362,7 +359,7 @@ TEST(HloVerifierThreads, MutationsOfValidModules) {
   std::vector<const Module *> valid;
   for (const std::vector<Module> *set : {&RepositoryModules(), &CorpusModules()})
     for (const Module &m : *set)
-      if (Verify(*Parse(m), 1) == "ok")
+      if (Verify(*Parse(m.text), 1) == "ok")
         valid.push_back(&m);
   ASSERT_GT(valid.size(), 20u);
   size_t mutated = 0, refused = 0;
@@ -370,7 +367,7 @@ TEST(HloVerifierThreads, MutationsOfValidModules) {
     for (size_t v = 0; v < valid.size(); ++v) {
       // Two sites per module and mutation, spread over the module.
       for (size_t site = 0; site < 2; ++site) {
-        std::unique_ptr<HloModule> module = Parse(*valid[v]);
+        std::unique_ptr<HloModule> module = Parse(valid[v]->text);
         size_t pick = site * 7919 + v * 104729;
         if (!mutation.apply(*module, pick % (1 + module->instruction_count())))
           continue;

@@ -10,6 +10,8 @@
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloVerifier.h"
 
+#include "HloTestUtil.h"
+
 #include "llvm/Support/Error.h"
 #include "llvm/Support/raw_ostream.h"
 #include "gtest/gtest.h"
@@ -22,32 +24,9 @@ using namespace loom::hlo;
 
 namespace {
 
-std::unique_ptr<HloModule> Parse(const std::string &text) {
-  auto module = ParseHloModule(text);
-  if (!module) {
-    ADD_FAILURE() << llvm::toString(module.takeError());
-    return nullptr;
-  }
-  return std::move(*module);
-}
+using testutil::Parse;
 
-/// Runs `pass` on `module`; the module must verify afterwards.
-bool RunPass(HloPassInterface &pass, HloModule &module, std::string *remarks = nullptr) {
-  std::string text;
-  llvm::raw_string_ostream os(text);
-  if (remarks)
-    pass.SetRemarkStream(&os);
-  llvm::Expected<bool> changed = pass.Run(module);
-  if (!changed) {
-    ADD_FAILURE() << llvm::toString(changed.takeError());
-    return false;
-  }
-  if (llvm::Error err = VerifyHloModule(module))
-    ADD_FAILURE() << llvm::toString(std::move(err));
-  if (remarks)
-    *remarks = os.str();
-  return *changed;
-}
+using testutil::RunPassAndVerify;
 
 const HloInstruction *FindCall(const HloModule &module) {
   for (HloComputation *comp : module.computations())
@@ -84,7 +63,7 @@ TEST(NeuronLoopedEinsumReplacer, RewritesRhsWeightIntoTheContractForm) {
   ASSERT_TRUE(module);
   NeuronLoopedEinsumReplacer pass{CollectiveMatmulOptions{}};
   EXPECT_EQ(pass.name(), "neuron_looped_einsum_replacer");
-  EXPECT_TRUE(RunPass(pass, *module));
+  EXPECT_TRUE(RunPassAndVerify(pass, *module));
 
   HloComputation *entry = module->entry_computation();
   const HloInstruction *call = entry->root_instruction();
@@ -133,7 +112,7 @@ TEST(NeuronLoopedEinsumReplacer, RewritesRhsWeightIntoTheContractForm) {
     EXPECT_NE(inst->opcode(), HloOpcode::kAllGather);
 
   // A second run finds nothing to do and says so.
-  EXPECT_FALSE(RunPass(pass, *module));
+  EXPECT_FALSE(RunPassAndVerify(pass, *module));
 }
 
 TEST(NeuronLoopedEinsumReplacer, RemarksOneLinePerDot) {
@@ -141,7 +120,7 @@ TEST(NeuronLoopedEinsumReplacer, RemarksOneLinePerDot) {
   ASSERT_TRUE(module);
   NeuronLoopedEinsumReplacer pass{CollectiveMatmulOptions{}};
   std::string remarks;
-  EXPECT_TRUE(RunPass(pass, *module, &remarks));
+  EXPECT_TRUE(RunPassAndVerify(pass, *module, &remarks));
   EXPECT_EQ(remarks, "main/dot: fused (MatchAllGatherInDotRhs, tp_degree=4, "
                      "num_groups=1, rhs_contracting_dim=0, use_sb_to_sb=1, weight=rhs)\n");
 }
@@ -154,7 +133,7 @@ TEST(NeuronLoopedEinsumReplacer, ThresholdOptionPicksTheKernelVariant) {
     CollectiveMatmulOptions options;
     options.sb_to_sb_threshold_in_mb = threshold;
     NeuronLoopedEinsumReplacer pass(options);
-    EXPECT_TRUE(RunPass(pass, *module));
+    EXPECT_TRUE(RunPassAndVerify(pass, *module));
     EXPECT_EQ(GetBackendConfig(*FindCall(*module)),
               "rhs_contracting_dim=0,tp_degree=4,num_groups=1,use_sb_to_sb=0");
   }
@@ -176,13 +155,13 @@ TEST(NeuronLoopedEinsumReplacer, AggressiveOptionFoldsUnprovenRhsWeights) {
   ASSERT_TRUE(module);
   NeuronLoopedEinsumReplacer strict{CollectiveMatmulOptions{}};
   std::string remarks;
-  EXPECT_FALSE(RunPass(strict, *module, &remarks));
+  EXPECT_FALSE(RunPassAndVerify(strict, *module, &remarks));
   EXPECT_EQ(remarks, "main/dot: missed: weight side not a parameter, set "
                      "NEURON_COLLECTIVE_PERMUTE_AGGRESSIVE=1 to fold anyway\n");
   CollectiveMatmulOptions options;
   options.permute_aggressive = true;
   NeuronLoopedEinsumReplacer aggressive(options);
-  EXPECT_TRUE(RunPass(aggressive, *module));
+  EXPECT_TRUE(RunPassAndVerify(aggressive, *module));
   const HloInstruction *call = FindCall(*module);
   ASSERT_TRUE(call);
   // Without a channel id the groups are replica ids: cross-replica.
@@ -209,11 +188,11 @@ TEST(NeuronLoopedEinsumReplacer, RhsRSFoldsTheGatheredSideUnlessCompat) {
   compat_options.compat = true;
   NeuronLoopedEinsumReplacer compat(compat_options);
   std::string remarks;
-  EXPECT_FALSE(RunPass(compat, *module, &remarks));
+  EXPECT_FALSE(RunPassAndVerify(compat, *module, &remarks));
   EXPECT_EQ(remarks, "main/dot: missed: (--neuron-compat) RhsRS: operand 0 reaches no all-gather\n");
 
   NeuronLoopedEinsumReplacer loom{CollectiveMatmulOptions{}};
-  EXPECT_TRUE(RunPass(loom, *module, &remarks));
+  EXPECT_TRUE(RunPassAndVerify(loom, *module, &remarks));
   EXPECT_EQ(remarks, "main/dot: fused (MatchAllGatherInDotRhsRS, tp_degree=4, "
                      "num_groups=1, rhs_contracting_dim=0, use_sb_to_sb=1, weight=rhs)\n");
   const HloInstruction *call = FindCall(*module);
@@ -237,13 +216,13 @@ TEST(NeuronLoopedEinsumReplacer, NonContiguousGroupsOnlyFoldInCompat) {
   ASSERT_TRUE(module);
   NeuronLoopedEinsumReplacer loom{CollectiveMatmulOptions{}};
   std::string remarks;
-  EXPECT_FALSE(RunPass(loom, *module, &remarks));
+  EXPECT_FALSE(RunPassAndVerify(loom, *module, &remarks));
   EXPECT_EQ(remarks, "main/dot: missed: non-contiguous replica groups {{0,2},{1,3}}: "
                      "tp_degree/num_groups cannot express them\n");
   CollectiveMatmulOptions options;
   options.compat = true;
   NeuronLoopedEinsumReplacer compat(options);
-  EXPECT_TRUE(RunPass(compat, *module));
+  EXPECT_TRUE(RunPassAndVerify(compat, *module));
   const HloInstruction *call = FindCall(*module);
   ASSERT_TRUE(call);
   EXPECT_EQ(GetBackendConfig(*call),
@@ -271,11 +250,11 @@ TEST(NeuronLoopedEinsumReplacer, NxdOptionRefusesMoreThanFiveOperands) {
   options.nxd = true;
   NeuronLoopedEinsumReplacer nxd(options);
   std::string remarks;
-  EXPECT_FALSE(RunPass(nxd, *module, &remarks));
+  EXPECT_FALSE(RunPassAndVerify(nxd, *module, &remarks));
   EXPECT_EQ(remarks, "main/dot: missed: more than 5 all-gather operands under "
                      "NEURON_COLLECTIVE_MATMUL_NXD (%ag has 6)\n");
   NeuronLoopedEinsumReplacer plain{CollectiveMatmulOptions{}};
-  EXPECT_TRUE(RunPass(plain, *module, &remarks));
+  EXPECT_TRUE(RunPassAndVerify(plain, *module, &remarks));
   EXPECT_EQ(remarks, "main/dot: fused (MatchAllGatherInDotLhsNxD, tp_degree=2, "
                      "num_groups=1, rhs_contracting_dim=0, use_sb_to_sb=1, weight=lhs)\n");
 }
@@ -301,7 +280,7 @@ TEST(NeuronLoopedEinsumTokenReplacer, GatedOnNxd) {
   NeuronLoopedEinsumTokenReplacer off{CollectiveMatmulOptions{}};
   EXPECT_EQ(off.name(), "neuron_looped_einsum_token_replacer");
   std::string remarks;
-  EXPECT_FALSE(RunPass(off, *module, &remarks));
+  EXPECT_FALSE(RunPassAndVerify(off, *module, &remarks));
   EXPECT_NE(remarks.find("main/tok: missed: NEURON_COLLECTIVE_MATMUL_NXD is not set to 1"),
             std::string::npos);
 }
@@ -313,7 +292,7 @@ TEST(NeuronLoopedEinsumTokenReplacer, ReturnsTheOperandAtTheIndex) {
   options.nxd = true;
   NeuronLoopedEinsumTokenReplacer pass(options);
   std::string remarks;
-  EXPECT_TRUE(RunPass(pass, *module, &remarks));
+  EXPECT_TRUE(RunPassAndVerify(pass, *module, &remarks));
   const HloInstruction *root = module->entry_computation()->root_instruction();
   EXPECT_EQ(root->operand(1)->name(), "t");
   EXPECT_EQ(root->operand(2)->name(), "t");
@@ -321,7 +300,7 @@ TEST(NeuronLoopedEinsumTokenReplacer, ReturnsTheOperandAtTheIndex) {
   EXPECT_EQ(module->entry_computation()->GetInstructionWithName("ag3"), nullptr);
   EXPECT_NE(module->entry_computation()->GetInstructionWithName("ag"), nullptr);
   EXPECT_EQ(remarks, "main/tok: replaced by %t\nmain/tok3: replaced by %t\n");
-  EXPECT_FALSE(RunPass(pass, *module));
+  EXPECT_FALSE(RunPassAndVerify(pass, *module));
 }
 
 TEST(NeuronLoopedEinsumTokenReplacer, CompatTakesOperandOneAndDeclinesMismatches) {
@@ -332,7 +311,7 @@ TEST(NeuronLoopedEinsumTokenReplacer, CompatTakesOperandOneAndDeclinesMismatches
   options.compat = true;
   NeuronLoopedEinsumTokenReplacer pass(options);
   std::string remarks;
-  EXPECT_TRUE(RunPass(pass, *module, &remarks));
+  EXPECT_TRUE(RunPassAndVerify(pass, *module, &remarks));
   const HloInstruction *root = module->entry_computation()->root_instruction();
   EXPECT_EQ(root->operand(1)->name(), "t");
   EXPECT_EQ(root->operand(2)->name(), "tok3");

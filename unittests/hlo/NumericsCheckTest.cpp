@@ -7,6 +7,8 @@
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/passes/NeuronLoopedEinsumReplacer.h"
 
+#include "HloTestUtil.h"
+
 #include "llvm/Support/Error.h"
 #include "gtest/gtest.h"
 
@@ -34,14 +36,7 @@ ComparisonSummary Compare(const Literal &reference, const Literal &candidate,
   return *summary;
 }
 
-std::unique_ptr<HloModule> Parse(const std::string &text) {
-  auto module = ParseHloModule(text);
-  if (!module) {
-    ADD_FAILURE() << llvm::toString(module.takeError());
-    return nullptr;
-  }
-  return std::move(*module);
-}
+using testutil::Parse;
 
 TEST(NumericsCheckTest, IntegersAreExact) {
   Literal a = Vector(PrimitiveType::S32, {1, 2, 3, 4});

@@ -10,6 +10,8 @@
 #include "loom/hlo/passes/Passes.h"
 #include "loom/support/Error.h"
 
+#include "HloTestUtil.h"
+
 #include "llvm/Support/Error.h"
 #include "gtest/gtest.h"
 
@@ -21,36 +23,9 @@ using namespace loom::hlo;
 
 namespace {
 
-Shape F32(std::initializer_list<int64_t> dims) { return Shape(PrimitiveType::F32, dims); }
-
-struct Fixture {
-  std::unique_ptr<HloModule> module = std::make_unique<HloModule>("m");
-  HloComputation *comp = nullptr;
-  HloInstruction *p0 = nullptr, *p1 = nullptr;
-
-  Fixture() {
-    comp = module->AddComputation(std::make_unique<HloComputation>("main"));
-    module->set_entry_computation(comp);
-    p0 = Param(0, "p0");
-    p1 = Param(1, "p1");
-  }
-  HloInstruction *Param(int64_t n, const char *name) {
-    auto p = HloInstruction::Create(HloOpcode::kParameter, F32({2}), {}, name);
-    p->set_parameter_number(n);
-    return comp->AddInstruction(std::move(p));
-  }
-  HloInstruction *Op(HloOpcode opcode, std::vector<HloInstruction *> operands,
-                     const char *name = "") {
-    return comp->AddInstruction(HloInstruction::Create(opcode, F32({2}), operands, name));
-  }
-  bool Has(const HloInstruction *inst) const {
-    for (HloInstruction *i : comp->instructions())
-      if (i == inst)
-        return true;
-    return false;
-  }
-  bool HasName(llvm::StringRef name) const { return comp->GetInstructionWithName(name); }
-};
+using testutil::F32;
+using testutil::RunPass;
+using testutil::TestModule;
 
 /// An expander for negate whose expansion is a callback.
 class ToyExpander : public OpExpanderPass {
@@ -73,16 +48,11 @@ private:
   Expand expand_;
 };
 
-bool RunPass(HloPassInterface &pass, HloModule &module) {
-  llvm::Expected<bool> changed = pass.Run(module);
-  EXPECT_TRUE(bool(changed)) << (changed ? "" : llvm::toString(changed.takeError()));
-  return changed && *changed;
-}
 
 // ---- OpExpanderPass ------------------------------------------------------------------
 
 TEST(OpExpanderPass, ReplacesWithANewInstructionAndRemovesTheDeadChain) {
-  Fixture f;
+  TestModule f;
   // root = add(negate(exp(p0)), p1): the negate becomes copy(p1), so the
   // negate and the exp it alone used both go.
   HloInstruction *exp = f.Op(HloOpcode::kExp, {f.p0}, "exp");
@@ -105,7 +75,7 @@ TEST(OpExpanderPass, ReplacesWithANewInstructionAndRemovesTheDeadChain) {
 }
 
 TEST(OpExpanderPass, ReplacesWithAnExistingOperand) {
-  Fixture f;
+  TestModule f;
   // Token-pass style: the replacement already exists; nothing is added.
   HloInstruction *exp = f.Op(HloOpcode::kExp, {f.p0}, "exp");
   HloInstruction *neg = f.Op(HloOpcode::kNegate, {exp}, "neg");
@@ -120,7 +90,7 @@ TEST(OpExpanderPass, ReplacesWithAnExistingOperand) {
 }
 
 TEST(OpExpanderPass, ReturningItselfIsNoChange) {
-  Fixture f;
+  TestModule f;
   HloInstruction *neg = f.Op(HloOpcode::kNegate, {f.p0}, "neg");
   f.comp->set_root_instruction(neg);
   ToyExpander pass([](HloInstruction *inst) -> llvm::Expected<HloInstruction *> { return inst; });
@@ -130,7 +100,7 @@ TEST(OpExpanderPass, ReturningItselfIsNoChange) {
 }
 
 TEST(OpExpanderPass, KeepingTheInstructionButAddingOthersIsAChange) {
-  Fixture f;
+  TestModule f;
   f.comp->set_root_instruction(f.Op(HloOpcode::kNegate, {f.p0}, "neg"));
   ToyExpander pass([](HloInstruction *inst) -> llvm::Expected<HloInstruction *> {
     inst->parent()->AddInstruction(
@@ -142,7 +112,7 @@ TEST(OpExpanderPass, KeepingTheInstructionButAddingOthersIsAChange) {
 }
 
 TEST(OpExpanderPass, NoMatchIsNoChange) {
-  Fixture f;
+  TestModule f;
   f.comp->set_root_instruction(f.Op(HloOpcode::kExp, {f.p0}, "exp"));
   ToyExpander pass([](HloInstruction *inst) -> llvm::Expected<HloInstruction *> { return inst; });
   EXPECT_FALSE(RunPass(pass, *f.module));
@@ -150,7 +120,7 @@ TEST(OpExpanderPass, NoMatchIsNoChange) {
 }
 
 TEST(OpExpanderPass, AnOperandThatStillHasUsersStays) {
-  Fixture f;
+  TestModule f;
   // exp feeds both the negate and the root: replacing the negate must not
   // take the exp with it (an all-gather with other users stays).
   HloInstruction *exp = f.Op(HloOpcode::kExp, {f.p0}, "exp");
@@ -166,7 +136,7 @@ TEST(OpExpanderPass, AnOperandThatStillHasUsersStays) {
 }
 
 TEST(OpExpanderPass, MovesControlDependenciesToTheReplacement) {
-  Fixture f;
+  TestModule f;
   HloInstruction *before = f.Op(HloOpcode::kExp, {f.p0}, "before");
   HloInstruction *neg = f.Op(HloOpcode::kNegate, {f.p0}, "neg");
   HloInstruction *after = f.Op(HloOpcode::kExp, {f.p1}, "after");
@@ -190,7 +160,7 @@ TEST(OpExpanderPass, MovesControlDependenciesToTheReplacement) {
 }
 
 TEST(OpExpanderPass, AMatchRemovedWithAnEarlierDeadChainIsNotExpanded) {
-  Fixture f;
+  TestModule f;
   // Two independent matches. Expanding the first rewires it onto the second
   // and replaces it with copy(p0): the second then dies with the first's
   // dead chain and must not be expanded afterwards.
@@ -213,7 +183,7 @@ TEST(OpExpanderPass, AMatchRemovedWithAnEarlierDeadChainIsNotExpanded) {
 }
 
 TEST(OpExpanderPass, ExpansionErrorsPropagate) {
-  Fixture f;
+  TestModule f;
   f.comp->set_root_instruction(f.Op(HloOpcode::kNegate, {f.p0}, "neg"));
   ToyExpander pass([](HloInstruction *) -> llvm::Expected<HloInstruction *> {
     return loom::makeError("cannot expand");
@@ -224,7 +194,7 @@ TEST(OpExpanderPass, ExpansionErrorsPropagate) {
 }
 
 TEST(OpExpanderPass, WalksEveryComputationCalleesFirst) {
-  Fixture f;
+  TestModule f;
   auto callee = std::make_unique<HloComputation>("callee");
   HloComputation *c = f.module->AddEmbeddedComputation(std::move(callee));
   auto cp = HloInstruction::Create(HloOpcode::kParameter, F32({2}), {}, "c.p");
@@ -271,7 +241,7 @@ private:
 };
 
 TEST(HloPassPipeline, RunsPassesInOrderAndOrsChanged) {
-  Fixture f;
+  TestModule f;
   f.comp->set_root_instruction(f.p0);
   std::vector<std::string> log;
   HloPassPipeline pipeline;
@@ -288,7 +258,7 @@ TEST(HloPassPipeline, RunsPassesInOrderAndOrsChanged) {
 }
 
 TEST(HloPassPipeline, VerifyEachNamesThePassThatBrokeTheModule) {
-  Fixture f;
+  TestModule f;
   f.comp->set_root_instruction(f.p0);
   std::vector<std::string> log;
   HloPassPipelineOptions options;
@@ -311,7 +281,7 @@ TEST(HloPassPipeline, VerifyEachNamesThePassThatBrokeTheModule) {
 }
 
 TEST(HloPassPipeline, WithoutVerifyEachABrokenModuleGoesThrough) {
-  Fixture f;
+  TestModule f;
   f.comp->set_root_instruction(f.p0);
   std::vector<std::string> log;
   HloPassPipeline pipeline;
@@ -324,7 +294,7 @@ TEST(HloPassPipeline, WithoutVerifyEachABrokenModuleGoesThrough) {
 }
 
 TEST(HloPassPipeline, PassErrorsNameThePass) {
-  Fixture f;
+  TestModule f;
   f.comp->set_root_instruction(f.Op(HloOpcode::kNegate, {f.p0}, "neg"));
   HloPassPipeline pipeline;
   pipeline.AddPass<ToyExpander>([](HloInstruction *) -> llvm::Expected<HloInstruction *> {
@@ -336,7 +306,7 @@ TEST(HloPassPipeline, PassErrorsNameThePass) {
 }
 
 TEST(HloPassPipeline, PrintAfterAllWritesAHeaderPerPass) {
-  Fixture f;
+  TestModule f;
   f.comp->set_root_instruction(f.p0);
   std::vector<std::string> log;
   std::string printed;
@@ -358,7 +328,7 @@ TEST(HloPassPipeline, PrintAfterAllWritesAHeaderPerPass) {
 }
 
 TEST(HloPassPipeline, TimePassesPrintsOneRowPerPass) {
-  Fixture f;
+  TestModule f;
   f.comp->set_root_instruction(f.p0);
   std::vector<std::string> log;
   std::string report;
@@ -384,7 +354,7 @@ TEST(HloPassPipeline, TimePassesPrintsOneRowPerPass) {
 }
 
 TEST(HloPassPipeline, HandsItsRemarkStreamToEveryPass) {
-  Fixture f;
+  TestModule f;
   f.comp->set_root_instruction(f.p0);
   std::vector<std::string> log;
   std::string remarks;
@@ -441,7 +411,7 @@ TEST(PassRegistry, UnknownNamesListTheValidOnes) {
 }
 
 TEST(HloDCE, RemovesOnlyDeadInstructions) {
-  Fixture f;
+  TestModule f;
   f.Op(HloOpcode::kExp, {f.p0}, "dead");
   HloInstruction *live = f.Op(HloOpcode::kNegate, {f.p1}, "live");
   f.comp->set_root_instruction(live);
@@ -480,7 +450,7 @@ protected:
 // The framework's remark helper: `<computation>/<instruction>: <text>`, one
 // line per instruction per run, and nothing without a stream.
 TEST(PassRemarks, OneLinePerInstructionPerRun) {
-  Fixture f;
+  TestModule f;
   f.Op(HloOpcode::kNegate, {f.p0}, "n0");
   f.comp->set_root_instruction(f.Op(HloOpcode::kNegate, {f.p1}, "n1"));
   RemarkingExpander pass;

@@ -5,6 +5,8 @@
 #include "loom/hlo/eval/RandomInputs.h"
 #include "loom/hlo/parser/HloParser.h"
 
+#include "HloTestUtil.h"
+
 #include "llvm/Support/Error.h"
 #include "gtest/gtest.h"
 
@@ -12,14 +14,7 @@ using namespace loom::hlo;
 
 namespace {
 
-std::unique_ptr<HloModule> Parse(const char *text) {
-  auto module = ParseHloModule(text);
-  if (!module) {
-    ADD_FAILURE() << llvm::toString(module.takeError());
-    return nullptr;
-  }
-  return std::move(*module);
-}
+using testutil::Parse;
 
 const char *kModule = R"(
 HloModule m, replica_count=2, num_partitions=2

@@ -16,7 +16,7 @@
 // which must keep the numerics too. After the random cases come the scan
 // cases (GenerateScanCase: stacked layer weights and merged contractions of
 // the Llama dumps); each must fold exactly when the rules say it does.
-// --threads=N (the interpreter's flags, EvalCommandLine.h) sets the
+// --threads=N (every tool's, loom/tools/ThreadsOption.h) sets the
 // interpreter's threads, here and in hlo-opt; --compare-threads runs every
 // rewritten module with 1 and with 2 threads and requires equal outputs
 // (zero tolerance).
@@ -36,12 +36,14 @@
 #include "loom/hlo/eval/RandomInputs.h"
 #include "loom/hlo/ir/CollectiveMatmulContract.h"
 #include "loom/hlo/ir/HloAttributes.h"
+#include "loom/hlo/parser/HloClone.h"
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloPassPipeline.h"
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/hlo/passes/NeuronLoopedEinsumReplacer.h"
 #include "loom/hlo/passes/NeuronLoopedEinsumTokenReplacer.h"
 #include "loom/support/Error.h"
+#include "loom/tools/ThreadsOption.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -154,7 +156,7 @@ std::vector<std::string> HloOptFlags(const CollectiveMatmulOptions &o) {
               std::to_string(o.sb_to_sb_threshold_in_mb),
           "--neuron-compat=" + boolean(o.compat),
           "--collective-matmul-provenance=" + boolean(o.provenance),
-          "--threads=" + std::to_string(EvalOptionsFromCommandLine().threads)};
+          "--threads=" + std::to_string(tools::getThreadsOption())};
 }
 
 // The same case through the hlo-opt binary, options as its flags.
@@ -192,6 +194,7 @@ llvm::Error RunHloOpt(const GeneratedCase &c, const CollectiveMatmulOptions &opt
 // threads must be equal.
 llvm::Error CompareThreadCounts(const HloModule &module, uint64_t case_seed) {
   EvalOptions eval = EvalOptionsFromCommandLine();
+  eval.threads = tools::getThreadsOption();
   auto args = MakeRandomArguments(module, case_seed, eval);
   if (!args)
     return args.takeError();
@@ -222,7 +225,10 @@ llvm::Expected<CaseOutcome> RunCaseWith(const GeneratedCase &c,
   auto original = ParseAndVerify(c.text);
   if (!original)
     return original.takeError();
-  std::unique_ptr<HloModule> transformed = CloneModule(**original);
+  llvm::Expected<std::unique_ptr<HloModule>> copy = CloneModule(**original);
+  if (!copy)
+    return copy.takeError();
+  std::unique_ptr<HloModule> transformed = std::move(*copy);
   HloPassPipelineOptions pipeline_options;
   pipeline_options.verify_each = true;
   HloPassPipeline pipeline("collective-matmul", pipeline_options);
@@ -239,6 +245,7 @@ llvm::Expected<CaseOutcome> RunCaseWith(const GeneratedCase &c,
   NumericsCheckOptions numerics;
   numerics.seed = case_seed;
   numerics.eval = EvalOptionsFromCommandLine();
+  numerics.eval.threads = tools::getThreadsOption();
   if (auto err = CheckNumerics(**original, *transformed, numerics, llvm::nulls()))
     return makeError(llvm::toString(std::move(err)) + "\n--- transformed module ---\n" +
                      transformed->ToString());
@@ -433,6 +440,7 @@ bool CheckFusedShare(const Tally &tally, bool enforce) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
+  tools::addThreadsOptionToCategory(EvalOptionCategory());
   llvm::cl::HideUnrelatedOptions({&category, &EvalOptionCategory()});
   if (!llvm::cl::ParseCommandLineOptions(
           argc, argv,
@@ -440,7 +448,10 @@ int main(int argc, char **argv) {
           "keep their numerics\n",
           &llvm::errs()))
     return 2;
-  if (std::string problem = EvalCommandLineProblem(); !problem.empty()) {
+  std::string problem = tools::getThreadsOptionProblem();
+  if (problem.empty())
+    problem = EvalCommandLineProblem();
+  if (!problem.empty()) {
     llvm::errs() << "collective-matmul-proptest: " << problem << "\n";
     return 2;
   }

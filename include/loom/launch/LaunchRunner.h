@@ -90,7 +90,7 @@ llvm::Expected<LaunchRun> runLaunch(bir::Launch &L,
 
 /// Writes every device's outputs as `hlo-run --output-dir` does:
 /// DIR/device<d>.npy for an array result, DIR/device<d>_<i>[_<j>...].npy for
-/// tuple leaves, the same dtypes and bytes (lib/hlo/eval WriteNpyFile).
+/// tuple leaves, the same dtypes and bytes (WriteNpyFile of loom/hlo/eval/NpyLiteral.h).
 llvm::Error writeOutputs(llvm::StringRef Dir, const LaunchRun &Run);
 
 /// Whether output leaf `TopIndex` (the tuple element of the entry's result,

@@ -12,9 +12,7 @@
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/raw_ostream.h"
 #include "llvm/Support/Error.h"
-#include "llvm/Support/MemoryBuffer.h"
 
-#include <memory>
 #include <string>
 
 namespace loom {
@@ -29,11 +27,6 @@ llvm::Error writeOutputAtomically(llvm::StringRef Path, llvm::StringRef Contents
 /// large output is never held in memory as one string.
 llvm::Error writeOutputAtomically(llvm::StringRef Path,
                                   llvm::function_ref<void(llvm::raw_ostream &)> Write);
-
-/// Reads a whole file ("-" is stdin).
-llvm::Expected<std::string> readInput(llvm::StringRef Path);
-/// The same without a copy: a large file is mapped, not read.
-llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> readInputBuffer(llvm::StringRef Path);
 
 } // namespace loom
 

@@ -18,7 +18,6 @@
 #include <complex>
 #include <limits>
 #include <cstdint>
-#include <optional>
 #include <type_traits>
 
 namespace loom::hlo {

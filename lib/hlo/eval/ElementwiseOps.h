@@ -17,7 +17,6 @@
 #include "loom/hlo/ir/HloOpcode.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 #include <type_traits>
 

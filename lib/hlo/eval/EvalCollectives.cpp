@@ -23,7 +23,6 @@
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringExtras.h"
 
 #include <numeric>
 #include <optional>

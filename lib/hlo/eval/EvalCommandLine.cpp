@@ -1,4 +1,4 @@
-//===- EvalCommandLine.cpp - The interpreter's limits and threads as flags ===//
+//===- EvalCommandLine.cpp - The interpreter's limits as flags ----------===//
 
 #include "loom/hlo/eval/EvalCommandLine.h"
 
@@ -15,12 +15,6 @@ namespace {
 
 const EvalOptions kDefaults;
 
-llvm::cl::opt<int> threads_flag(
-    "threads", llvm::cl::value_desc("N"),
-    llvm::cl::desc("Use N worker threads: to run the devices between collectives, and "
-                   "to parse, verify and print a large module; 0 (the default) uses every "
-                   "core. Results and output do not depend on N"),
-    llvm::cl::init(kDefaults.threads), llvm::cl::cat(EvalOptionCategory()));
 llvm::cl::opt<int64_t> max_steps_flag(
     "max-steps", llvm::cl::value_desc("N"),
     llvm::cl::desc("Stop with an error after N executed instructions, counted once per "
@@ -41,7 +35,6 @@ llvm::cl::opt<int64_t> max_memory_flag(
 
 EvalOptions EvalOptionsFromCommandLine() {
   EvalOptions options;
-  options.threads = threads_flag;
   options.max_steps = max_steps_flag;
   options.max_work = max_work_flag;
   options.max_live_bytes = max_memory_flag;
@@ -49,8 +42,6 @@ EvalOptions EvalOptionsFromCommandLine() {
 }
 
 std::string EvalCommandLineProblem() {
-  if (threads_flag < 0)
-    return "--threads must not be negative";
   if (max_steps_flag < 0 || max_work_flag < 0 || max_memory_flag < 0)
     return "--max-steps, --max-work and --max-memory must not be negative";
   return "";

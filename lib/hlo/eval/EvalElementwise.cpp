@@ -9,7 +9,6 @@
 #include "EvalInternal.h"
 #include "ElementwiseOps.h"
 
-#include "llvm/ADT/StringExtras.h"
 
 #include <cstring>
 

@@ -12,7 +12,6 @@
 
 #include "llvm/ADT/StringExtras.h"
 
-#include <cstring>
 #include <limits>
 
 namespace loom::hlo {

@@ -14,7 +14,6 @@
 
 #include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
-#include "llvm/ADT/SmallPtrSet.h"
 
 #ifdef __GLIBC__
 #include <malloc.h>

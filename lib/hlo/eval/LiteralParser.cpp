@@ -14,7 +14,6 @@
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/support/Error.h"
 
-#include "llvm/ADT/StringExtras.h"
 
 #include <cerrno>
 #include <cmath>

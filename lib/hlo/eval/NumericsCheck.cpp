@@ -8,7 +8,6 @@
 
 #include "llvm/Support/FormatVariadic.h"
 
-#include <cinttypes>
 #include <cmath>
 #include <cstdio>
 #include <limits>

@@ -3,7 +3,6 @@
 #include "loom/hlo/ir/HloModule.h"
 #include "loom/support/Error.h"
 
-#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 

@@ -6,7 +6,6 @@
 
 #include "llvm/ADT/STLExtras.h"
 
-#include <algorithm>
 
 namespace loom::hlo {
 

@@ -1,6 +1,5 @@
 #include "loom/hlo/ir/HloModule.h"
 
-#include "loom/support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/DenseSet.h"
@@ -93,20 +92,6 @@ HloComputation *HloModule::AddEmbeddedComputation(std::unique_ptr<HloComputation
     return c.get() == entry_;
   });
   return computations_.insert(pos, std::move(computation))->get();
-}
-
-llvm::Error HloModule::RemoveComputation(HloComputation *computation) {
-  if (computation == entry_)
-    return makeError("cannot remove the entry computation '" + computation->name() + "'");
-  for (HloComputation *c : computations())
-    for (HloInstruction *i : c->instructions())
-      if (llvm::is_contained(i->called_computations(), computation))
-        return makeError("cannot remove computation '" + computation->name() +
-                         "': '" + i->name() + "' calls it");
-  llvm::erase_if(computations_, [&](const std::unique_ptr<HloComputation> &c) {
-    return c.get() == computation;
-  });
-  return llvm::Error::success();
 }
 
 HloComputation *HloModule::GetComputationWithName(llvm::StringRef name) const {

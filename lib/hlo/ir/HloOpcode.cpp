@@ -64,11 +64,6 @@ bool IsElementwiseBinary(HloOpcode O) {
   }
 }
 
-bool IsElementwise(HloOpcode O) {
-  return IsElementwiseUnary(O) || IsElementwiseBinary(O) ||
-         O == HloOpcode::kSelect || O == HloOpcode::kClamp;
-}
-
 bool IsCollective(HloOpcode O) {
   switch (O) {
   case HloOpcode::kAllGather: case HloOpcode::kAllGatherStart:

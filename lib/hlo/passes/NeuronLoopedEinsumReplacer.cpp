@@ -41,7 +41,6 @@
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/Support/raw_ostream.h"
 
 #include <iterator>
 #include <optional>

@@ -23,7 +23,6 @@
 #include "loom/hlo/ir/HloComputation.h"
 #include "loom/support/Error.h"
 
-#include "llvm/Support/raw_ostream.h"
 
 #include <string>
 

@@ -3,7 +3,7 @@
 #include "loom/hlo/proto/HloModuleLoader.h"
 
 #include "loom/hlo/proto/HloProto.h"
-#include "loom/support/OutputFile.h"
+#include "loom/support/InputFile.h"
 
 namespace loom::hlo {
 

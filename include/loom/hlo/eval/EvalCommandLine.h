@@ -1,13 +1,13 @@
-//===- EvalCommandLine.h - The interpreter's limits and threads as flags --===//
+//===- EvalCommandLine.h - The interpreter's limits as flags --------------===//
 //
 // The flags every tool that runs the interpreter shares, spelled once:
-//   --threads=N      worker threads for the devices, and for the tools' parse,
-//                    verify and print of a large module (0: the machine's cores)
 //   --max-steps=N    executed instructions (EvalOptions::max_steps)
 //   --max-work=N     elements computed, a dot's multiply-adds (max_work)
 //   --max-memory=N   bytes held by live values (max_live_bytes)
 // They register when a tool links EvalOptionsFromCommandLine() and belong to
 // the "interpreter options" category. docs/interpreter.md explains them.
+// The threads (EvalOptions::threads) are the tool's --threads, which is
+// every tool's option, not the interpreter's (loom/tools/ThreadsOption.h).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_HLO_EVAL_EVALCOMMANDLINE_H
@@ -22,7 +22,8 @@ namespace loom::hlo {
 /// The category of the flags above, for cl::HideUnrelatedOptions.
 llvm::cl::OptionCategory &EvalOptionCategory();
 
-/// EvalOptions with the defaults, overridden by the flags given.
+/// EvalOptions with the defaults, overridden by the flags given; `threads`
+/// stays at its default.
 EvalOptions EvalOptionsFromCommandLine();
 
 /// An error message when a flag holds a value out of range (a negative

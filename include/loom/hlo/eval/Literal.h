@@ -25,7 +25,6 @@
 
 #include <complex>
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <vector>
 

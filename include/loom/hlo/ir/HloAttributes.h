@@ -15,7 +15,6 @@
 #include "llvm/Support/Error.h"
 
 #include <forward_list>
-#include <map>
 #include <optional>
 #include <string>
 #include <vector>

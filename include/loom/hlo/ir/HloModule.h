@@ -52,8 +52,6 @@ public:
   HloComputation *AddComputation(std::unique_ptr<HloComputation> computation,
                                  bool names_reserved = false);
   HloComputation *AddEmbeddedComputation(std::unique_ptr<HloComputation> computation);
-  /// Removes a computation nobody calls.
-  llvm::Error RemoveComputation(HloComputation *computation);
 
   HloComputation *entry_computation() const { return entry_; }
   void set_entry_computation(HloComputation *entry) { entry_ = entry; }

@@ -72,7 +72,11 @@ public:
   /// The hash the table keys names by (HloName's, eight bytes a step
   /// rather than one): names, shape texts and opcodes are hashed for every
   /// instruction parsed. Tables that use it use it for all their keys.
-  static uint32_t Hash(llvm::StringRef text) {
+  static uint32_t Hash(llvm::StringRef text) { return static_cast<uint32_t>(Hash64(text)); }
+  /// The same hash before it is cut to 32 bits, for tables that want more
+  /// bits than a slot index (the verifier's name rule keeps the upper 32
+  /// bits as a tag and splits the names into parts by them).
+  static uint64_t Hash64(llvm::StringRef text) {
     const char *p = text.data();
     size_t n = text.size();
     uint64_t h = 0x9e3779b97f4a7c15ull ^ n;
@@ -94,7 +98,7 @@ public:
     h ^= h >> 32;
     h *= 0x9e3779b97f4a7c15ull;
     h ^= h >> 29;
-    return static_cast<uint32_t>(h);
+    return h;
   }
   /// `text` with that hash.
   static HloName Key(llvm::StringRef text) { return HloName(text, Hash(text)); }

@@ -159,8 +159,8 @@ llvm::StringRef HloOpcodeString(HloOpcode Opcode);
 /// ("clz" for count-leading-zeros) map to the current opcode.
 std::optional<HloOpcode> StringToHloOpcode(llvm::StringRef Text);
 
-/// Unary and binary elementwise arithmetic, compare, select, clamp, convert.
-bool IsElementwise(HloOpcode Opcode);
+/// Binary elementwise arithmetic and compare; unary elementwise arithmetic
+/// and convert.
 bool IsElementwiseBinary(HloOpcode Opcode);
 bool IsElementwiseUnary(HloOpcode Opcode);
 

@@ -66,10 +66,6 @@ ParseHloModuleOwned(std::unique_ptr<llvm::MemoryBuffer> buffer, llvm::StringRef 
 /// Parses one shape, e.g. `(f32[2,<=3]{1,0:T(8,128)}, token[])`.
 llvm::Expected<Shape> ParseShape(llvm::StringRef text);
 
-/// A deep copy made by printing and parsing back: correct by the round-trip
-/// contract, and it keeps every attribute loom does not understand.
-std::unique_ptr<HloModule> CloneModule(const HloModule &module);
-
 } // namespace loom::hlo
 
 #endif

@@ -56,7 +56,6 @@ public:
 
   int64_t pass_count() const { return static_cast<int64_t>(passes_.size()); }
   const HloPassPipelineOptions &options() const { return options_; }
-  HloPassPipelineOptions &mutable_options() { return options_; }
 
 private:
   std::string name_;

@@ -16,7 +16,6 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
-#include <optional>
 
 namespace loom::hlo {
 

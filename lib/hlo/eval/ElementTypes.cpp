@@ -1,4 +1,4 @@
-//===- FloatFormats.cpp - Round-to-nearest-even conversions of small floats ===//
+//===- ElementTypes.cpp - The float conversions of HLO's element types ---===//
 //
 // Every narrow HLO float type is described by its exponent and mantissa
 // widths, bias and special-value rules (loom/support/FloatFormats.h); the
@@ -15,7 +15,6 @@
 #include <array>
 #include <cmath>
 #include <cstring>
-#include <limits>
 
 namespace loom::hlo {
 namespace {

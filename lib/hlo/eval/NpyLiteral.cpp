@@ -1,21 +1,19 @@
-//===- Npy.cpp - NumPy's .npy files in and out of Literals ---------------===//
+//===- NpyLiteral.cpp - NumPy's .npy files in and out of Literals --------===//
 //
 // The container (header, dtype, shape, bytes) is loom/support/Npy.h; this
 // file maps its dtypes onto HLO element types.
 //
 //===----------------------------------------------------------------------===//
 
-#include "loom/hlo/eval/Npy.h"
+#include "loom/hlo/eval/NpyLiteral.h"
 
 #include "loom/support/Error.h"
 #include "loom/support/Npy.h"
+#include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
 
-#include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/FormatVariadic.h"
 
-#include <cmath>
-#include <limits>
 
 namespace loom::hlo {
 namespace {

@@ -3,7 +3,7 @@
 // its raw `<u2` bits are accepted), and no malformed file — including every
 // truncation of a valid one — gets past ParseNpy/NpyToLiteral without an
 // error.
-#include "loom/hlo/eval/Npy.h"
+#include "loom/hlo/eval/NpyLiteral.h"
 
 #include "llvm/Support/Error.h"
 #include "gtest/gtest.h"

@@ -1,4 +1,4 @@
-//===- Npy.h - NumPy's .npy files in and out of Literals -----------------===//
+//===- NpyLiteral.h - NumPy's .npy files in and out of Literals ----------===//
 //
 // .npy is the common currency for tensors: hlo-run reads parameters from it
 // and writes results to it. Only what NumPy writes for plain arrays is
@@ -12,8 +12,8 @@
 // integers travel as `|i1` / `|u1` values. docs/hlo-run.md has the table.
 //
 //===----------------------------------------------------------------------===//
-#ifndef LOOM_HLO_EVAL_NPY_H
-#define LOOM_HLO_EVAL_NPY_H
+#ifndef LOOM_HLO_EVAL_NPYLITERAL_H
+#define LOOM_HLO_EVAL_NPYLITERAL_H
 
 #include "loom/hlo/eval/Literal.h"
 #include "loom/hlo/ir/Shape.h"
