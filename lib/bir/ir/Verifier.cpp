@@ -967,9 +967,10 @@ const Instruction *SubgraphVerifier::findInstruction(unsigned Core,
   if (!Mod)
     return nullptr;
   auto [It, New] = Names.try_emplace(Core);
+  llvm::StringMap<const Instruction *> &ByName = It->second;
   if (New)
-    Mod->walk([&](Instruction &I) { It->second[I.getName()] = &I; });
-  return It->second.lookup(Name);
+    Mod->walk([&](Instruction &I) { ByName[I.getName()] = &I; });
+  return ByName.lookup(Name);
 }
 
 llvm::Error SubgraphVerifier::verifyRemote(unsigned Index, size_t LocIndex,

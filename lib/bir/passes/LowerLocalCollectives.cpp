@@ -374,6 +374,21 @@ Lowerer::extractAndGroupCCOps(SubgraphInfo &S) {
     G.FenceCores = getFenceCores(*CC);
     std::string Where = "collective '" + G.Name + "' (group " +
                         coreList(Group) + ")";
+    // A non-local collective that is not the same collective on every core
+    // (a code generator gives each core its own part of a cross-device
+    // exchange) has nothing to fence jointly: it is left untouched.
+    if (!CC->isLocal() &&
+        llvm::any_of(G.FenceCores, [&](unsigned Peer) {
+          InstCollectiveCompute *Copy = ByName[Peer].lookup(G.Name);
+          return !Copy || Copy->getKind() != CC->getKind() ||
+                 Copy->getGroup() != Group ||
+                 Copy->getReduceOp() != CC->getReduceOp() ||
+                 !sameShape(Copy->inputs()[0], CC->inputs()[0]) ||
+                 !sameShape(Copy->outputs()[0], CC->outputs()[0]);
+        })) {
+      Seen.insert(CC);
+      continue;
+    }
     for (unsigned Peer : G.FenceCores) {
       auto MIt = S.ByCore.find(Peer);
       InstCollectiveCompute *Copy =
