@@ -97,6 +97,10 @@ llvm::Expected<Val> DeviceLowering::lowerReduce(const HloInstruction &I,
     for (uint64_t R0 = 0; R0 < R; R0 += F) {
       uint64_t Rl = R <= F ? R : std::min(F, R - R0);
       MemoryLocation *IT = E.nextSlot(TI);
+      // The slots go round robin: never load into the tile that holds the
+      // running fold (a long reduction comes back to it).
+      if (IT == OT)
+        IT = E.nextSlot(TI);
       AccessPattern InTile(IT, 0, C.Parts, 0, {{1, C.Free * Rl}}, TI);
       Dims DramD = C.Parts > 1
                        ? Dims{{static_cast<int64_t>(C.Free * R), C.Parts},
