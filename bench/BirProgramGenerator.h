@@ -44,7 +44,7 @@ public:
   explicit Generator(const BirGeneratorOptions &O)
       : Opts(O), Rng(O.Seed),
         M(std::make_unique<Module>("layers", 0, 0,
-                                   PassOptions{2, Target::Trn2})) {}
+                                   TargetOptions{2, Target::Trn2})) {}
 
   Program run() {
     // Tiles are reused round-robin, as an allocator would after liveness.

@@ -54,7 +54,7 @@ Engine dmaQueue(unsigned K) {
 class ModuleBuilder {
 public:
   ModuleBuilder(Program &P, unsigned Core) {
-    P.push_back(std::make_unique<Module>("bench", Core, 0, PassOptions{Cores, Target::Trn2}));
+    P.push_back(std::make_unique<Module>("bench", Core, 0, TargetOptions{Cores, Target::Trn2}));
     M = P.back().get();
     BB = M->createBlock("entry");
   }

@@ -109,7 +109,7 @@ public:
         Partition(Device % LS.NumPartitions), L(O.LncSize) {
     for (unsigned C = 0; C < L; ++C)
       Cores.emplace_back(std::make_unique<Module>(
-          HM.name(), C, 0, PassOptions{O.LncSize, O.Arch}));
+          HM.name(), C, 0, TargetOptions{O.LncSize, O.Arch}));
   }
 
   llvm::Expected<LaunchDevice> run();

@@ -379,7 +379,7 @@ int main(int argc, char **argv) {
     // Without --target the pipeline is the one for trn2, BIR's default.
     Target T = Common.TargetArch.getNumOccurrences()
                    ? Common.TargetArch.getValue()
-                   : PassOptions().Arch;
+                   : TargetOptions().Arch;
     llvm::Expected<std::vector<PipelineEntry>> Entries =
         buildDefaultPipeline(getBackendOptions(), T);
     if (!Entries)
@@ -407,7 +407,7 @@ int main(int argc, char **argv) {
   if (!P)
     return failInput(P.takeError());
 
-  Target T = P->front()->getPassOptions().Arch;
+  Target T = P->front()->getTargetOptions().Arch;
   if (UsePipeline) {
     llvm::Expected<PassManager> L = createDefaultPipeline(T);
     if (!L)

@@ -47,7 +47,7 @@ Program buildProgram(llvm::ArrayRef<BlockSpec> Blocks, unsigned Lnc = 2) {
   Program P;
   for (unsigned C = 0; C < Lnc; ++C) {
     auto M = std::make_unique<Module>(
-        "t", C, 0, PassOptions{Lnc, Lnc > 2 ? Target::Generic : Target::Trn2});
+        "t", C, 0, TargetOptions{Lnc, Lnc > 2 ? Target::Generic : Target::Trn2});
     unsigned Peer = (C + 1) % Lnc;
     MemoryLocation *Src = addLoc(*M, "src", 0);
     MemoryLocation *Out = addLoc(*M, "out", 1);

@@ -45,7 +45,7 @@ Program buildProgram(
         &MakeCC) {
   Program P;
   for (unsigned C = 0; C < Cores; ++C) {
-    auto M = std::make_unique<Module>("m", C, 0, PassOptions{Lnc, T});
+    auto M = std::make_unique<Module>("m", C, 0, TargetOptions{Lnc, T});
     MemoryLocation *A = addLoc(*M, "a", MemoryKind::SB, DataType::FP32);
     MemoryLocation *B = addLoc(*M, "b", MemoryKind::SB, DataType::FP32);
     BasicBlock *BB = M->createBlock("entry");
@@ -216,7 +216,7 @@ TEST(LowerLocalCollectives, NamesAvoidExistingInstructions) {
 }
 
 TEST(GPSIMDCompatibility, EachCondition) {
-  Module M("m", 0, 0, PassOptions{2, Target::Trn2});
+  Module M("m", 0, 0, TargetOptions{2, Target::Trn2});
   MemoryLocation *S = addLoc(M, "s", MemoryKind::SB, DataType::FP32);
   MemoryLocation *D = addLoc(M, "d", MemoryKind::SB, DataType::FP32);
   MemoryLocation *H = addLoc(M, "h", MemoryKind::SB, DataType::FP16);
@@ -237,7 +237,7 @@ TEST(GPSIMDCompatibility, EachCondition) {
 }
 
 TEST(PartialAccessPatterns, ScatterDimension) {
-  Module M("m", 0, 0, PassOptions{2, Target::Trn2});
+  Module M("m", 0, 0, TargetOptions{2, Target::Trn2});
   MemoryLocation *L = addLoc(M, "l", MemoryKind::SB, DataType::FP32);
   AccessPattern AP(L, 0, 128, 0, {{64, 3}, {16, 4}, {1, 16}}, DataType::FP32);
   EXPECT_EQ(getScatterDimension(AP, 2), 1u);
@@ -249,7 +249,7 @@ TEST(PartialAccessPatterns, ScatterDimension) {
 }
 
 TEST(PartialAccessPatterns, Slices) {
-  Module M("m", 0, 0, PassOptions{2, Target::Trn2});
+  Module M("m", 0, 0, TargetOptions{2, Target::Trn2});
   MemoryLocation *L = addLoc(M, "l", MemoryKind::SB, DataType::BF16);
   AccessPattern AP(L, 0, 128, 8, {{64, 3}, {1, 8}}, DataType::BF16);
   AccessPattern S = createPartialAP(AP, {TensorSplit::Kind::FreeDim, 1, 4}, 3);
@@ -271,7 +271,7 @@ TEST(PartialAccessPatterns, NormalizeDenseOverlap) {
             (std::vector<PatternDim>{{2, 4}}));
   EXPECT_EQ(normalizePattern({{64, 3}, {1, 32}}),
             (std::vector<PatternDim>{{64, 3}, {1, 32}}));
-  Module M("m", 0, 0, PassOptions{2, Target::Trn2});
+  Module M("m", 0, 0, TargetOptions{2, Target::Trn2});
   MemoryLocation *L = addLoc(M, "l", MemoryKind::SB, DataType::FP32);
   AccessPattern AP(L, 0, 128, 0, {{64, 3}, {2, 5}}, DataType::FP32);
   EXPECT_EQ(densePattern(AP), (std::vector<PatternDim>{{5, 3}, {1, 5}}));
@@ -285,8 +285,8 @@ TEST(PartialAccessPatterns, NormalizeDenseOverlap) {
 }
 
 TEST(RemoteLocations, MintedOncePerCoreAndMarked) {
-  Module M0("m", 0, 0, PassOptions{2, Target::Trn2});
-  Module M1("m", 1, 0, PassOptions{2, Target::Trn2});
+  Module M0("m", 0, 0, TargetOptions{2, Target::Trn2});
+  Module M1("m", 1, 0, TargetOptions{2, Target::Trn2});
   MemoryLocation *B0 = addLoc(M0, "b", MemoryKind::SB, DataType::FP32);
   MemoryLocation *B1 = addLoc(M1, "b", MemoryKind::SB, DataType::FP32);
   MemoryLocation *S0 = addLoc(M0, "s", MemoryKind::SharedDRAM, DataType::FP32);
@@ -308,7 +308,7 @@ TEST(RemoteLocations, MintedOncePerCoreAndMarked) {
 TEST(CoreBarriers, RenumberByNameAcrossCores) {
   Program P;
   for (unsigned C = 0; C < 2; ++C) {
-    auto M = std::make_unique<Module>("m", C, 0, PassOptions{2, Target::Trn2});
+    auto M = std::make_unique<Module>("m", C, 0, TargetOptions{2, Target::Trn2});
     BasicBlock *BB = M->createBlock("entry");
     // Core 1 lists its barriers with clashing, stale ids.
     insertCoreBarrier(*BB, BB->end(), "x", {0, 1}, Engine::POOL)->setId(7);

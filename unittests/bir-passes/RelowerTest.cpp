@@ -65,7 +65,7 @@ TEST(Relower, EveryLitInputLowersToItself) {
         llvm::consumeError(P.takeError());
         continue;
       }
-      auto Entries = buildDefaultPipeline(O, P->front()->getPassOptions().Arch);
+      auto Entries = buildDefaultPipeline(O, P->front()->getTargetOptions().Arch);
       ASSERT_TRUE(bool(Entries)) << llvm::toString(Entries.takeError());
       auto PM = PassManager::fromPipeline(*Entries, O);
       ASSERT_TRUE(bool(PM)) << llvm::toString(PM.takeError());

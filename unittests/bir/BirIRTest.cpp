@@ -111,7 +111,7 @@ TEST(BirAccessPattern, CloneAndSetters) {
 }
 
 TEST(BirMemoryLocationSet, LookupAndUniqueness) {
-  Module M("m", 0, 0, PassOptions{});
+  Module M("m", 0, 0, TargetOptions{});
   MemoryLocation *X =
       addLocation(M, "x", 7, MemoryKind::DRAM, DataType::INT8, 4, 16);
   MemoryLocationSet &Set = M.getMemoryLocations();
@@ -158,7 +158,7 @@ TEST(BirBasicBlock, InsertBeforeTerminator) {
 }
 
 TEST(BirBasicBlock, FirstTerminatorOfOpenBlock) {
-  Module M("m", 0, 0, PassOptions{});
+  Module M("m", 0, 0, TargetOptions{});
   BasicBlock *BB = M.createBlock("b");
   EXPECT_EQ(BB->getFirstTerminator(), BB->end());
   BB->append(std::make_unique<InstTensorCopy>("c", Engine::DVE));
@@ -212,8 +212,8 @@ TEST(BirInstruction, SB2SBEffectiveBytes) {
 // Destroying a module forgets its own edges at once but still removes the
 // edges that reach another module, so that one stays consistent.
 TEST(BirModule, TeardownKeepsOtherModulesConsistent) {
-  auto A = std::make_unique<Module>("a", 0, 0, PassOptions{});
-  Module B("b", 0, 0, PassOptions{});
+  auto A = std::make_unique<Module>("a", 0, 0, TargetOptions{});
+  Module B("b", 0, 0, TargetOptions{});
   BasicBlock *BA = A->createBlock("entry");
   BasicBlock *BB = B.createBlock("entry");
   Instruction *A0 =
@@ -233,7 +233,7 @@ TEST(BirModule, TeardownKeepsOtherModulesConsistent) {
 }
 
 TEST(BirInstruction, AddNewDependencyPairsTheEdge) {
-  Module M("m", 0, 0, PassOptions{});
+  Module M("m", 0, 0, TargetOptions{});
   BasicBlock *BB = M.createBlock("entry");
   Instruction *P =
       BB->append(std::make_unique<InstTensorCopy>("p", Engine::DVE));
@@ -247,7 +247,7 @@ TEST(BirInstruction, AddNewDependencyPairsTheEdge) {
 }
 
 TEST(BirModule, CFGView) {
-  Module M("m", 0, 0, PassOptions{});
+  Module M("m", 0, 0, TargetOptions{});
   BasicBlock *Entry = M.createBlock("entry");
   BasicBlock *Loop = M.createBlock("loop");
   BasicBlock *Exit = M.createBlock("exit");

@@ -137,7 +137,7 @@ TEST(BirJson, InitialDataRoundTripsByteForByte) {
   // of three (the padding cases of base64).
   for (uint64_t Bytes : {255u, 256u, 257u}) {
     Program P;
-    P.push_back(returnOnlyModule(PassOptions{1, Target::Trn2}));
+    P.push_back(returnOnlyModule(TargetOptions{1, Target::Trn2}));
     MemoryLocation *L = addLocation(*P[0], "c", 0, MemoryKind::DRAM,
                                     DataType::UINT8, 1, Bytes);
     std::vector<uint8_t> Data(Bytes);
@@ -229,7 +229,7 @@ TEST(BirJson, LoadOptionsApplyBeforeVerification) {
   Opts.LncSize = 2;
   llvm::Expected<Program> P = parseProgram(Lnc1, "doc.json", Opts);
   ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
-  EXPECT_EQ((*P)[0]->getPassOptions().LncSize, 2u);
+  EXPECT_EQ((*P)[0]->getTargetOptions().LncSize, 2u);
   Opts.Arch = Target::Trn1;
   EXPECT_EQ(errorText(parseProgram(SmallDoc, "doc.json", Opts).takeError()),
             "doc.json: $.modules[0].pass_options.lnc_size: lnc_size 2 is not "
@@ -745,7 +745,7 @@ Program everyOpcode(size_t NameLength) {
   D->setInitialData(Bytes);
   Program P;
   P.push_back(std::move(S.M));
-  P.push_back(returnOnlyModule(PassOptions{2, Target::Trn2}, 1));
+  P.push_back(returnOnlyModule(TargetOptions{2, Target::Trn2}, 1));
   return P;
 }
 
@@ -795,7 +795,7 @@ TEST(BirJsonWriter, KeysAreSorted) {
 
 TEST(BirJsonWriter, EscapedNamesSurviveSavingAndLoading) {
   Program P;
-  P.push_back(returnOnlyModule(PassOptions{1, Target::Trn2}));
+  P.push_back(returnOnlyModule(TargetOptions{1, Target::Trn2}));
   P[0]->getBlock(0)->begin()->get()->setName("r\"\\/\t\n\r\x01\x1f\xc3\xa9");
   std::string First = formatProgram(P);
   EXPECT_NE(First.find(R"("r\"\\/\t\n\r\u0001\u001fé")"), std::string::npos)
@@ -842,7 +842,7 @@ TEST(BirJson, ValuesKeepTheirNumberTypes) {
   // A value that is no finite number is written as a string that loads
   // back, not as text that does not load.
   Program P;
-  P.push_back(returnOnlyModule(PassOptions{1, Target::Trn2}));
+  P.push_back(returnOnlyModule(TargetOptions{1, Target::Trn2}));
   BasicBlock &BB = *P[0]->getBlock(0);
   BB.insert(BB.begin(), std::make_unique<InstMemset>("ms", Engine::POOL, NAN))
       ->addOutput(AccessPattern(

@@ -47,7 +47,7 @@ inline MemoryLocation *addLocation(Module &M, std::string Name,
 
 inline SmallModule buildSmallModule() {
   SmallModule S;
-  S.M = std::make_unique<Module>("m", 0, 0, PassOptions{2, Target::Trn2});
+  S.M = std::make_unique<Module>("m", 0, 0, TargetOptions{2, Target::Trn2});
   S.A = addLocation(*S.M, "a", 0, MemoryKind::SB, DataType::FP32, 128, 1024);
   S.B = addLocation(*S.M, "b", 1, MemoryKind::SB, DataType::FP32, 128, 1024);
   S.Entry = S.M->createBlock("entry");
@@ -76,7 +76,7 @@ inline SmallModule buildSmallModule() {
 }
 
 /// A one-block module that only returns.
-inline std::unique_ptr<Module> returnOnlyModule(PassOptions O,
+inline std::unique_ptr<Module> returnOnlyModule(TargetOptions O,
                                                 unsigned Core = 0) {
   auto M = std::make_unique<Module>("t", Core, 0, O);
   M->createBlock("b")->append(

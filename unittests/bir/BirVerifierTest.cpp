@@ -46,7 +46,7 @@ TEST_P(BirVerifierRule, Refuses) {
 
 const Case Cases[] = {
     {"LncTooLargeForTrn1",
-     [](SmallModule &S) { S.M->getPassOptions().Arch = Target::Trn1; },
+     [](SmallModule &S) { S.M->getTargetOptions().Arch = Target::Trn1; },
      "$.modules[0].pass_options.lnc_size: lnc_size 2 is not supported by trn1 "
      "(1 to 1)"},
     {"CoreOutsideLnc", [](SmallModule &S) { S.M->setNeuronCoreId(2); },
@@ -71,7 +71,7 @@ const Case Cases[] = {
      "'copy'"},
     {"ForeignSuccessor",
      [](SmallModule &S) {
-       static Module Other("o", 0, 0, PassOptions{});
+       static Module Other("o", 0, 0, TargetOptions{});
        S.Exit->addSuccessor(Other.createBlock("x"));
      },
      "$.modules[0].blocks[1].successors[0]: not a block of this module"},
@@ -213,7 +213,7 @@ INSTANTIATE_TEST_SUITE_P(Rules, BirVerifierRule, testing::ValuesIn(Cases),
 /// location has 128 partitions.
 struct OneInstruction {
   std::unique_ptr<Module> M =
-      std::make_unique<Module>("m", 0, 0, PassOptions{2, Target::Trn2});
+      std::make_unique<Module>("m", 0, 0, TargetOptions{2, Target::Trn2});
   BasicBlock *BB = M->createBlock("b");
 
   MemoryLocation *loc(std::string Name, MemoryKind K, DataType T,
@@ -552,7 +552,7 @@ TEST(BirVerifierKinds, TensorCompletionNeedsAnInput) {
 }
 
 TEST(BirVerifierProgram, ModulesAgree) {
-  PassOptions Lnc2{2, Target::Trn2};
+  TargetOptions Lnc2{2, Target::Trn2};
   Program P;
   P.push_back(returnOnlyModule(Lnc2, 0));
   P.push_back(returnOnlyModule(Lnc2, 0));
@@ -560,7 +560,7 @@ TEST(BirVerifierProgram, ModulesAgree) {
             "$.modules[1]: a second module for subgraph 0, core 0");
   P[1]->setNeuronCoreId(1);
   EXPECT_EQ(errorText(verifyProgram(P)), "");
-  P[1] = returnOnlyModule(PassOptions{1, Target::Trn2}, 0);
+  P[1] = returnOnlyModule(TargetOptions{1, Target::Trn2}, 0);
   EXPECT_EQ(errorText(verifyProgram(P)),
             "$.modules[1].pass_options: lnc_size 1 and target trn2 differ from "
             "$.modules[0]'s 2 and trn2");
@@ -571,7 +571,7 @@ TEST(BirVerifierProgram, ModulesAgree) {
 } // namespace
 
 TEST(BirVerifierProgram, SharedDRAMStartsAlikeOnEveryCore) {
-  PassOptions Lnc2{2, Target::Trn2};
+  TargetOptions Lnc2{2, Target::Trn2};
   Program P;
   P.push_back(returnOnlyModule(Lnc2, 0));
   P.push_back(returnOnlyModule(Lnc2, 1));

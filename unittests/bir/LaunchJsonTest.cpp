@@ -15,7 +15,7 @@ namespace {
 /// Device D of a launch of one replica and two partitions: it copies its
 /// parameter "x" (f32[2,4], SharedDRAM) to its output "y".
 std::unique_ptr<Module> copyModule(unsigned Lnc) {
-  auto M = std::make_unique<Module>("copy", 0, 0, PassOptions{Lnc, Target::Trn2});
+  auto M = std::make_unique<Module>("copy", 0, 0, TargetOptions{Lnc, Target::Trn2});
   MemoryLocation *X =
       addLocation(*M, "x", 0, MemoryKind::SharedDRAM, DataType::FP32, 2, 16);
   MemoryLocation *Y =
@@ -161,7 +161,7 @@ TEST(LaunchJson, LoadOptionsApplyToEveryModule) {
   llvm::Expected<Launch> L = parseLaunch(Text, "l.json", O);
   ASSERT_TRUE(bool(L)) << llvm::toString(L.takeError());
   EXPECT_EQ(L->Arch, Target::Generic);
-  EXPECT_EQ(L->Devices[1].Modules[0]->getPassOptions().Arch, Target::Generic);
+  EXPECT_EQ(L->Devices[1].Modules[0]->getTargetOptions().Arch, Target::Generic);
 }
 
 TEST(LaunchJson, HloTypes) {

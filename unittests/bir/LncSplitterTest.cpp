@@ -15,7 +15,7 @@ namespace {
 
 std::unique_ptr<Module> smallModule(unsigned Subgraph = 0, unsigned Lnc = 2) {
   std::unique_ptr<Module> M = buildSmallModule().M;
-  M->getPassOptions().LncSize = Lnc;
+  M->getTargetOptions().LncSize = Lnc;
   if (Subgraph == 0)
     return M;
   // Same content under another subgraph id.
@@ -53,7 +53,7 @@ TEST(LncSplitter, OneModulePerCoreIdenticalButForTheCoreId) {
 TEST(LncSplitter, CoreZeroKeepsTheModule) {
   Program P;
   P.push_back(smallModule(0, 4));
-  P[0]->getPassOptions().Arch = Target::Generic;
+  P[0]->getTargetOptions().Arch = Target::Generic;
   const Module *Original = P[0].get();
   ASSERT_TRUE(llvm::cantFail(LncSplitter().run(P)));
   ASSERT_EQ(P.size(), 4u);
@@ -79,7 +79,7 @@ TEST(LncSplitter, CopiesShareNoPointers) {
 
 TEST(LncSplitter, LncOneKeepsTheModule) {
   Program P;
-  P.push_back(returnOnlyModule(PassOptions{1, Target::Trn1}));
+  P.push_back(returnOnlyModule(TargetOptions{1, Target::Trn1}));
   Module *Before = P[0].get();
   EXPECT_FALSE(llvm::cantFail(LncSplitter().run(P)));
   ASSERT_EQ(P.size(), 1u);

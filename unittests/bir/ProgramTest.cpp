@@ -25,7 +25,7 @@ Program load(const std::string &File) {
 }
 
 std::unique_ptr<Module> emptyModule(unsigned Subgraph, unsigned Core) {
-  PassOptions O;
+  TargetOptions O;
   O.LncSize = 2;
   auto M = std::make_unique<Module>("m", Core, Subgraph, O);
   BasicBlock *BB = M->createBlock("entry");

@@ -255,7 +255,7 @@ LncFindings Checker::run() {
 
 void Checker::checkSubgraph(Subgraph &S) {
   const Module &First = *S.Cores.begin()->second;
-  unsigned Lnc = First.getPassOptions().LncSize;
+  unsigned Lnc = First.getTargetOptions().LncSize;
   // Before lnc_splitter there is nothing to compare; every barrier would
   // name cores without a module.
   if (Lnc > 1 && S.Cores.size() == 1 && S.Cores.begin()->first == 0) {
@@ -329,7 +329,7 @@ void Checker::checkCompletion(const Subgraph &S, const Module &M,
 
 void Checker::scanModule(Subgraph &S, const Module &M) {
   unsigned Self = M.getNeuronCoreId();
-  unsigned Lnc = M.getPassOptions().LncSize;
+  unsigned Lnc = M.getTargetOptions().LncSize;
   auto &PerBlock = S.Meetings[&M];
   PerBlock.resize(M.getNumBlocks());
   for (unsigned B = 0; B < M.getNumBlocks(); ++B) {

@@ -117,7 +117,7 @@ llvm::Error verifyLaunch(const Launch &L) {
     if (Dev.Modules.empty())
       return makeError(Path + ".modules: a device needs at least one module");
     for (size_t I = 0; I < Dev.Modules.size(); ++I) {
-      const PassOptions &O = Dev.Modules[I]->getPassOptions();
+      const TargetOptions &O = Dev.Modules[I]->getTargetOptions();
       if (O.LncSize != L.LncSize || O.Arch != L.Arch)
         return makeError(Path + ".modules[" + std::to_string(I) +
                          "].pass_options: lnc_size " + llvm::Twine(O.LncSize) +

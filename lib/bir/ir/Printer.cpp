@@ -160,7 +160,7 @@ void printBlock(llvm::raw_ostream &OS, const BasicBlock &BB) {
 } // namespace
 
 void printModule(llvm::raw_ostream &OS, const Module &M) {
-  const PassOptions &O = M.getPassOptions();
+  const TargetOptions &O = M.getTargetOptions();
   OS << "module " << M.getName() << " core=" << M.getNeuronCoreId()
      << " subgraph=" << M.getSubgraphId() << " lnc_size=" << O.LncSize
      << " target=" << enumName(O.Arch) << '\n';

@@ -207,7 +207,7 @@ llvm::Error ModuleVerifier::verify() {
 llvm::Error ModuleVerifier::verifyHeader() {
   if (M.getName().empty())
     return failAt(Path + ".name", "a module needs a name");
-  const PassOptions &O = M.getPassOptions();
+  const TargetOptions &O = M.getTargetOptions();
   unsigned Max = getMaxLncSize(O.Arch);
   if (O.LncSize < 1 || O.LncSize > Max)
     return failAt(Path + ".pass_options.lnc_size",
@@ -268,7 +268,7 @@ llvm::Error ModuleVerifier::verifyLocation(const MemoryLocation &L,
                         " bytes of initial data for the " + llvm::Twine(Bytes) +
                         " bytes of '" + L.getName() + "'");
   }
-  Target Arch = M.getPassOptions().Arch;
+  Target Arch = M.getTargetOptions().Arch;
   std::optional<uint64_t> Cap = getPartitionCapacity(Arch, L.getKind());
   if (Cap && L.getBytesPerPartition() > *Cap)
     return failAt(P + ".bytes_per_partition",
@@ -463,7 +463,7 @@ llvm::Error ModuleVerifier::verifyKind(const Instruction &I,
 
 llvm::Error ModuleVerifier::verifyCoreIndex(unsigned Core,
                                             const std::string &P) {
-  unsigned Lnc = M.getPassOptions().LncSize;
+  unsigned Lnc = M.getTargetOptions().LncSize;
   if (Core >= Lnc)
     return failAt(P, "core " + llvm::Twine(Core) +
                          " is outside the logical core (lnc_size " +
@@ -792,7 +792,7 @@ llvm::Error ModuleVerifier::verifyCores(llvm::ArrayRef<unsigned> Cores,
   if (Cores.empty())
     return failAt(P, "needs at least one core");
   std::set<unsigned> Seen;
-  unsigned Lnc = M.getPassOptions().LncSize;
+  unsigned Lnc = M.getTargetOptions().LncSize;
   for (size_t K = 0; K < Cores.size(); ++K) {
     if (!Seen.insert(Cores[K]).second)
       return failAt(at(P, K),
@@ -990,7 +990,7 @@ llvm::Error SubgraphVerifier::verifyRemote(unsigned Index, size_t LocIndex,
 llvm::Error SubgraphVerifier::verifyCopiesListTheirCore(unsigned Index,
                                                         const Instruction &I,
                                                         const std::string &Path) {
-  unsigned Lnc = P[Index]->getPassOptions().LncSize;
+  unsigned Lnc = P[Index]->getTargetOptions().LncSize;
   if (Lnc == 1 || ByCore.size() != 1 || P[Index]->getNeuronCoreId() != 0)
     return llvm::Error::success();
   llvm::ArrayRef<unsigned> Cores;
@@ -1128,13 +1128,13 @@ llvm::Error verifyProgram(const Program &P) {
     return makeError("$.modules: a program needs at least one module");
   std::set<std::pair<unsigned, unsigned>> Seen;
   std::set<unsigned> Finished;
-  const PassOptions &First = P[0]->getPassOptions();
+  const TargetOptions &First = P[0]->getTargetOptions();
   for (unsigned I = 0; I < P.size(); ++I) {
     const Module &M = *P[I];
     std::string Path = modulePath(I);
     if (llvm::Error E = verifyModule(M, Path))
       return E;
-    const PassOptions &O = M.getPassOptions();
+    const TargetOptions &O = M.getTargetOptions();
     if (O.LncSize != First.LncSize || O.Arch != First.Arch)
       return failAt(Path + ".pass_options",
                     "lnc_size " + llvm::Twine(O.LncSize) + " and target " +

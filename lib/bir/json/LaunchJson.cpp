@@ -310,9 +310,9 @@ llvm::Expected<Launch> parseLaunch(llvm::StringRef Text,
   for (LaunchDevice &D : L->Devices)
     for (const auto &M : D.Modules) {
       if (Opts.LncSize)
-        M->getPassOptions().LncSize = *Opts.LncSize;
+        M->getTargetOptions().LncSize = *Opts.LncSize;
       if (Opts.Arch)
-        M->getPassOptions().Arch = *Opts.Arch;
+        M->getTargetOptions().Arch = *Opts.Arch;
     }
   if (llvm::Error E = verifyLaunch(*L))
     return Located(std::move(E));

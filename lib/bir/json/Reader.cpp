@@ -128,7 +128,7 @@ private:
                llvm::function_ref<void(JsonRef, const JsonPath &)> F);
 
   // Structures.
-  PassOptions readPassOptions(const Obj &O);
+  TargetOptions readTargetOptions(const Obj &O);
   void readLocation(JsonRef V, const JsonPath &Path);
   void readBlocks(const Obj &O);
   void readInstruction(JsonRef V, const JsonPath &Path, BasicBlock &BB,
@@ -389,7 +389,7 @@ std::unique_ptr<Module> Reader::buildModule(JsonRef V, const JsonPath &Path) {
   llvm::StringRef Name = getString(O, "name");
   unsigned Core = getUnsigned(O, "neuron_core_id", UINT_MAX);
   unsigned Subgraph = getUnsigned(O, "subgraph_id", UINT_MAX);
-  PassOptions Opts = readPassOptions(O);
+  TargetOptions Opts = readTargetOptions(O);
   if (Error)
     return nullptr;
   M = std::make_unique<Module>(Name.str(), Core, Subgraph, Opts);
@@ -402,11 +402,11 @@ std::unique_ptr<Module> Reader::buildModule(JsonRef V, const JsonPath &Path) {
   return std::move(M);
 }
 
-PassOptions Reader::readPassOptions(const Obj &Parent) {
+TargetOptions Reader::readTargetOptions(const Obj &Parent) {
   JsonPath Path = Parent.Path->field("pass_options");
   Obj O = asObject(get(Parent, "pass_options", true), Path);
   checkKeys(O, {"lnc_size", "target"});
-  PassOptions Opts;
+  TargetOptions Opts;
   Opts.LncSize = getUnsigned(O, "lnc_size", UINT_MAX);
   Opts.Arch = getEnum<Target>(O, "target");
   return Opts;
@@ -822,9 +822,9 @@ llvm::Expected<Program> parseProgram(llvm::StringRef Text,
     return P.takeError();
   for (const auto &M : *P) {
     if (Opts.LncSize)
-      M->getPassOptions().LncSize = *Opts.LncSize;
+      M->getTargetOptions().LncSize = *Opts.LncSize;
     if (Opts.Arch)
-      M->getPassOptions().Arch = *Opts.Arch;
+      M->getTargetOptions().Arch = *Opts.Arch;
   }
   if (llvm::Error E = verifyProgram(*P))
     return Located(std::move(E));

@@ -291,7 +291,7 @@ template <typename Out> void writeModule(Out &W, const Module &M) {
     });
     field(W, "name", M.getName());
     fieldInt(W, "neuron_core_id", M.getNeuronCoreId());
-    const PassOptions &Opts = M.getPassOptions();
+    const TargetOptions &Opts = M.getTargetOptions();
     W.key("pass_options");
     W.object([&] {
       fieldInt(W, "lnc_size", Opts.LncSize);

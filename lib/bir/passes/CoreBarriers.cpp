@@ -51,7 +51,7 @@ std::vector<unsigned> getFenceCores(const InstCollectiveCompute &CC) {
     return CC.getGroup().vec();
   std::vector<unsigned> All;
   const Module *M = CC.getModule();
-  unsigned Lnc = M ? M->getPassOptions().LncSize : 1;
+  unsigned Lnc = M ? M->getTargetOptions().LncSize : 1;
   for (unsigned Core = 0; Core < Lnc; ++Core)
     All.push_back(Core);
   return All;

@@ -203,7 +203,7 @@ struct SplitSubgraph {
 };
 
 llvm::Expected<std::vector<SplitSubgraph>> groupSubgraphs(const Program &P) {
-  unsigned Lnc = P[0]->getPassOptions().LncSize;
+  unsigned Lnc = P[0]->getTargetOptions().LncSize;
   std::vector<SplitSubgraph> Groups;
   for (const Subgraph &G : P.subgraphs()) {
     SplitSubgraph &S = Groups.emplace_back();

@@ -38,11 +38,11 @@ Program cloneForOtherCores(const Module &M, unsigned Lnc) {
 llvm::Expected<bool> LncSplitter::run(Program &Modules) {
   if (Modules.empty())
     return false;
-  unsigned Lnc = Modules[0]->getPassOptions().LncSize;
+  unsigned Lnc = Modules[0]->getTargetOptions().LncSize;
   for (unsigned I = 1; I < Modules.size(); ++I)
-    if (Modules[I]->getPassOptions().LncSize != Lnc)
+    if (Modules[I]->getTargetOptions().LncSize != Lnc)
       return makeError(getModulePath(I) + " has lnc_size " +
-                       llvm::Twine(Modules[I]->getPassOptions().LncSize) +
+                       llvm::Twine(Modules[I]->getTargetOptions().LncSize) +
                        ", $.modules[0] " + llvm::Twine(Lnc));
 
   // Check every subgraph before touching the program, so that a failure

@@ -638,7 +638,7 @@ llvm::Error Lowerer::planAllReduce(SubgraphInfo &S, GroupPlan &G) {
     uint64_t Bytes =
         Slice.getNumElementsPerPartition() * getDataTypeSize(T);
     std::optional<uint64_t> Cap = getPartitionCapacity(
-        G.Members[0].M->getPassOptions().Arch, MemoryKind::SB);
+        G.Members[0].M->getTargetOptions().Arch, MemoryKind::SB);
     if (Slice.getNumPartitions() > MaxOnChipPartitions ||
         (Cap && Bytes > *Cap))
       return makeError(Where + ": " + enumName(Op) + " over " + enumName(T) +
@@ -1048,7 +1048,7 @@ std::string describePlan(const GroupPlan &G, unsigned Rank) {
 llvm::Expected<bool> LowerLocalCollectives::run(Program &Modules) {
   if (Modules.empty())
     return false;
-  Target Arch = Modules[0]->getPassOptions().Arch;
+  Target Arch = Modules[0]->getTargetOptions().Arch;
   if (Opts.RunSharedAllocationBeforePostSched && Arch != Target::Trn2)
     remark("--run-shared-allocation-before-post-sched ignored: it is only "
            "relevant for trn2, and the target is " +
@@ -1062,7 +1062,7 @@ llvm::Expected<bool> LowerLocalCollectives::run(Program &Modules) {
                         " lists ranks of a wider job): left untouched, "
                         "kinds 0 to 2 are lowered only when local");
     });
-  unsigned Lnc = Modules[0]->getPassOptions().LncSize;
+  unsigned Lnc = Modules[0]->getTargetOptions().LncSize;
   if (Lnc == 1)
     return false;
   Lowerer L(Opts, Lnc);

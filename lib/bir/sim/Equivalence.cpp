@@ -76,7 +76,7 @@ llvm::Error checkEquivalence(const Program &Before, const Program &After,
 
   unsigned MaxCores = 1;
   for (const auto &M : Before)
-    MaxCores = std::max(MaxCores, M->getPassOptions().LncSize);
+    MaxCores = std::max(MaxCores, M->getTargetOptions().LncSize);
   bool Exact = MaxCores <= 2;
   uint64_t Compared = 0, Bytes = 0;
   llvm::DenseSet<const LocationState *> Seen;

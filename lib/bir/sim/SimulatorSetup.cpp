@@ -582,7 +582,7 @@ llvm::Error SubgraphSim::setup() {
                                   llvm::Twine(Subgraph))
                                      .str()
                                : ("subgraph " + llvm::Twine(Subgraph)).str();
-    unsigned Lnc = First.M->getPassOptions().LncSize;
+    unsigned Lnc = First.M->getTargetOptions().LncSize;
     if (DeviceSize[D] != Lnc)
       return fail(FailureKind::Error,
                   llvm::formatv("{0} has {1} module(s) for lnc_size "

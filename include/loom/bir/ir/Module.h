@@ -20,7 +20,9 @@
 
 namespace loom::bir {
 
-struct PassOptions {
+/// The facts of the target a module is compiled for. (The JSON form keeps
+/// neuronx-cc's key for them, `pass_options`.)
+struct TargetOptions {
   /// Number of physical cores in the logical core.
   unsigned LncSize = 1;
   Target Arch = Target::Trn2;
@@ -29,7 +31,7 @@ struct PassOptions {
 class Module {
 public:
   Module(std::string Name, unsigned NeuronCoreId, unsigned SubgraphId,
-         PassOptions Options)
+         TargetOptions Options)
       : Name(std::move(Name)), NeuronCoreId(NeuronCoreId),
         SubgraphId(SubgraphId), Options(Options) {}
   Module(const Module &) = delete;
@@ -43,8 +45,8 @@ public:
   unsigned getNeuronCoreId() const { return NeuronCoreId; }
   void setNeuronCoreId(unsigned Id) { NeuronCoreId = Id; }
   unsigned getSubgraphId() const { return SubgraphId; }
-  PassOptions &getPassOptions() { return Options; }
-  const PassOptions &getPassOptions() const { return Options; }
+  TargetOptions &getTargetOptions() { return Options; }
+  const TargetOptions &getTargetOptions() const { return Options; }
 
   MemoryLocationSet &getMemoryLocations() { return Locations; }
   const MemoryLocationSet &getMemoryLocations() const { return Locations; }
@@ -82,7 +84,7 @@ private:
   std::string Name;
   unsigned NeuronCoreId;
   unsigned SubgraphId;
-  PassOptions Options;
+  TargetOptions Options;
   MemoryLocationSet Locations;
   std::vector<std::unique_ptr<BasicBlock>> Blocks;
 };
