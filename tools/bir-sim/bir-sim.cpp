@@ -18,7 +18,7 @@
 #include "loom/bir/json/BirJson.h"
 #include "loom/bir/json/LaunchJson.h"
 #include "loom/bir/sim/Simulator.h"
-#include "loom/hlo/parser/HloParser.h"
+#include "loom/hlo/proto/HloModuleLoader.h"
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/launch/LaunchRunner.h"
 #include "loom/bir/sim/ToolOptions.h"
@@ -258,11 +258,9 @@ llvm::Error writeDumps(const sim::SimResult &R) {
 
 llvm::Expected<std::unique_ptr<hlo::HloModule>>
 loadModule(llvm::StringRef Path, const Launch &L) {
-  llvm::Expected<std::string> Text = readInput(Path);
-  if (!Text)
-    return Text.takeError();
-  auto M = hlo::ParseHloModuleOwned(
-      llvm::MemoryBuffer::getMemBufferCopy(*Text, Path), Path);
+  // Text or a serialized HloModuleProto, told apart by content
+  // (docs/hlo-proto.md).
+  auto M = hlo::LoadHloModuleFile(Path);
   if (!M)
     return M.takeError();
   // The launch was compiled for its size, which may override the header's
