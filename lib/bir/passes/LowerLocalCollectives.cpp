@@ -378,7 +378,7 @@ Lowerer::extractAndGroupCCOps(SubgraphInfo &S) {
     // (a code generator gives each core its own part of a cross-device
     // exchange) has nothing to fence jointly: it is left untouched.
     if (!CC->isLocal() &&
-        llvm::any_of(G.FenceCores, [&](unsigned Peer) {
+        llvm::any_of(G.FenceCores, [&, CC = CC](unsigned Peer) {
           InstCollectiveCompute *Copy = ByName[Peer].lookup(G.Name);
           return !Copy || Copy->getKind() != CC->getKind() ||
                  Copy->getGroup() != Group ||
