@@ -62,7 +62,9 @@ void CoreEmitter::record(Instruction *I, const AccessPattern &AP, bool Write) {
     // Accesses this write covers are ordered before it, and so before
     // everything that will wait for it.
     llvm::erase_if(List,
-                   [&](const Access &A) { return A.Lo >= Lo && A.Hi <= Hi; });
+                   [&, Lo = Lo, Hi = Hi](const Access &A) {
+                     return A.Lo >= Lo && A.Hi <= Hi;
+                   });
   List.push_back({Lo, Hi, I, Write, NextSeq});
 }
 
