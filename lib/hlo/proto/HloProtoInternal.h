@@ -92,7 +92,7 @@ CalledComputationIds(HloOpcode opcode,
                      llvm::ArrayRef<std::pair<llvm::StringRef, llvm::SmallVector<int64_t, 2>>>
                          attributes);
 
-// ---- Module header (HloProtoAttributes.cpp) -----------------------------------
+// ---- Module header (HloProtoHeader.cpp) -------------------------------------
 
 /// Sets the field(s) of one header attribute; false when it has none.
 /// replica_count / num_partitions go to `launch` (the device assignment is
@@ -109,7 +109,7 @@ bool EncodeHeaderAttribute(llvm::StringRef name, llvm::StringRef value,
 std::vector<std::pair<std::string, std::string>>
 DeriveHeader(const xla::HloModuleProto &module);
 
-// ---- Text helpers --------------------------------------------------------------
+// ---- Text helpers (HloProtoText.cpp) ----------------------------------------
 
 /// `"..."` as the attribute accessors read it back (quotes, backslashes,
 /// \n, \t, \r escaped).
