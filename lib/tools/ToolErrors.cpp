@@ -28,6 +28,10 @@ int ToolErrors::failUsage(const llvm::Twine &Msg) const {
   return ExitBadUsage;
 }
 
+void ToolErrors::printWarning(const llvm::Twine &Msg) const {
+  OS << ToolName << ": warning: " << Msg << "\n";
+}
+
 void hideLlvmInternalOptions() {
   static const char *const Internal[] = {
       "color",          "crash-diagnostics-dir", "debug-counter",

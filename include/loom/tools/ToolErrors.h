@@ -53,6 +53,10 @@ public:
   /// exit code of bad usage.
   int failUsage(const llvm::Twine &Msg) const;
 
+  /// "<tool>: warning: <Msg>": a problem that does not stop the tool (an
+  /// option that does nothing in the given combination).
+  void printWarning(const llvm::Twine &Msg) const;
+
   llvm::StringRef getToolName() const { return ToolName; }
 
 private:

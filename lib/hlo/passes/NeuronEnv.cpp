@@ -84,6 +84,32 @@ bool ReadEnvVarAsInt(llvm::StringRef name, int64_t *out) {
   return true;
 }
 
+std::vector<std::string> CollectiveMatmulEnvironmentWarnings() {
+  std::vector<std::string> warnings;
+  auto check_set_to_one = [&](const cl::opt<cl::boolOrDefault> &flag, llvm::StringRef name) {
+    const char *value = std::getenv(name.str().c_str());
+    if (flag.getValue() != cl::BOU_UNSET || !value)
+      return;
+    llvm::StringRef text(value);
+    if (text != "0" && text != "1")
+      warnings.push_back((name + "='" + text + "' is neither 0 nor 1 and reads as 0 (only '1' " +
+                          "turns it on); override it with --" + flag.ArgStr + "=true|false")
+                             .str());
+  };
+  check_set_to_one(NxdFlag, kNeuronCollectiveMatmulNxdEnv);
+  check_set_to_one(AggressiveFlag, kNeuronCollectivePermuteAggressiveEnv);
+  check_set_to_one(ProvenanceFlag, kLoomCollectiveMatmulProvenanceEnv);
+  int64_t threshold;
+  const char *value = std::getenv(kNeuronSbToSbThresholdEnv);
+  if (!ThresholdFlag.getNumOccurrences() && value &&
+      !ReadEnvVarAsInt(kNeuronSbToSbThresholdEnv, &threshold))
+    warnings.push_back((llvm::Twine(kNeuronSbToSbThresholdEnv) + "='" + value +
+                        "' is not an integer and reads as unset (the threshold stays " +
+                        llvm::Twine(kDefaultSbToSbThresholdInMb) + ")")
+                           .str());
+  return warnings;
+}
+
 CollectiveMatmulOptions CollectiveMatmulOptions::FromFlagsAndEnvironment() {
   CollectiveMatmulOptions options;
   options.nxd = Resolve(NxdFlag, kNeuronCollectiveMatmulNxdEnv);
