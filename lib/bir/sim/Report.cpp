@@ -125,7 +125,7 @@ void writeTrace(llvm::raw_ostream &OS, const SimResult &R) {
   std::vector<TraceSlice> Slices;
   Slices.reserve(R.Slices.size());
   for (const TimelineSlice &S : R.Slices)
-    Slices.push_back({S.Core, S.Eng, S.Name, S.StartNs, S.DurNs, S.Device});
+    Slices.push_back({S.Core, S.Eng, S.Name, S.StartNs, S.DurNs, S.Device, S.Details});
   std::vector<TraceFlow> Flows;
   Flows.reserve(R.Flows.size());
   for (const TimelineFlow &F : R.Flows)
