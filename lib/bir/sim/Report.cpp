@@ -85,8 +85,8 @@ void printReport(llvm::raw_ostream &OS, const SimResult &R, bool Json) {
          << llvm::format_decimal(int64_t(S.Bytes), 10) << "  executions "
          << S.Executions << "\n";
     }
-    OS << "  bytes to other cores " << C.BytesToOtherCores
-       << ", from other cores " << C.BytesFromOtherCores << ", total "
+    OS << "  bytes written to other cores " << C.BytesToOtherCores
+       << ", read from other cores " << C.BytesFromOtherCores << ", total "
        << C.BytesToOtherCores + C.BytesFromOtherCores << "\n";
     for (auto &[Name, Bytes] : C.CollectiveBytes)
       OS << "  collective " << Name << ": " << Bytes << " bytes\n";
