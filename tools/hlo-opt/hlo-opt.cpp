@@ -70,7 +70,9 @@ cl::opt<std::string> input_path(cl::Positional, cl::desc("<file.hlo | file.pb | 
 
 cl::list<std::string> pass_names(
     "passes", cl::CommaSeparated, cl::value_desc("a,b,..."),
-    cl::desc("Run these passes in this order (see --list-passes)"), cl::cat(tool_category));
+    cl::desc("Run these passes in this order (see --list-passes; a hyphen in a name stands "
+             "for an underscore)"),
+    cl::cat(tool_category));
 
 cl::opt<std::string> output_path(
     "o", cl::init("-"), cl::value_desc("file"),

@@ -12,10 +12,13 @@ namespace {
 namespace cl = llvm::cl;
 
 cl::OptionCategory &NeuronCategory() {
-  static cl::OptionCategory category("Neuron collective-matmul options",
-                                     "Override the NEURON_* environment variables read by "
-                                     "neuron_looped_einsum_replacer and "
-                                     "neuron_looped_einsum_token_replacer");
+  // Not every option overrides a variable (--neuron-compat has none), so
+  // the title names the passes rather than the variables.
+  static cl::OptionCategory category(
+      "Collective-matmul pass options",
+      "Tune neuron_looped_einsum_replacer and neuron_looped_einsum_token_replacer: a flag "
+      "given overrides its environment variable (NEURON_*, LOOM_COLLECTIVE_MATMUL_PROVENANCE); "
+      "--neuron-compat has none");
   return category;
 }
 
