@@ -50,6 +50,10 @@ int ToolErrors::failUsage(const llvm::Twine &Msg) const {
   return ExitBadUsage;
 }
 
+void ToolErrors::printWarning(const llvm::Twine &Msg) const {
+  OS << ToolName << ": warning: " << Msg << "\n";
+}
+
 bool ToolErrors::parseCommandLine(int Argc, const char *const *Argv,
                                   llvm::StringRef Overview) const {
   std::string Messages;

@@ -209,15 +209,11 @@ int main(int argc, char **argv) {
         buildDefaultPipeline(BO, TargetArch);
     if (!Entries)
       return Errors.failInput(Entries.takeError());
-    for (LaunchDevice &D : L->Devices) {
-      // Each device gets its own pass manager: a pass may keep state.
-      llvm::Expected<PassManager> PM = PassManager::fromPipeline(*Entries, BO);
-      if (!PM)
-        return Errors.failInput(PM.takeError());
-      if (llvm::Expected<bool> Changed = PM->run(D.Modules); !Changed)
-        return Errors.failInput(Changed.takeError(),
-                                "device " + std::to_string(D.Device) + ": ");
-    }
+    llvm::Expected<PassManager> PM = PassManager::fromPipeline(*Entries, BO);
+    if (!PM)
+      return Errors.failInput(PM.takeError());
+    if (llvm::Expected<bool> Changed = PM->runOnLaunch(*L); !Changed)
+      return Errors.failInput(Changed.takeError());
   }
   if (llvm::Error E = verifyLaunch(*L))
     return Errors.failInput(std::move(E),

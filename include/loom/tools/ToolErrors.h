@@ -67,6 +67,10 @@ public:
   bool parseCommandLine(int Argc, const char *const *Argv,
                         llvm::StringRef Overview) const;
 
+  /// "<tool>: warning: <Msg>": a problem that does not stop the tool (an
+  /// option that does nothing in the given combination).
+  void printWarning(const llvm::Twine &Msg) const;
+
   llvm::StringRef getToolName() const { return ToolName; }
 
 private:
