@@ -258,8 +258,8 @@ int runOnLaunch(llvm::StringRef Text, llvm::StringRef FileName,
                 const LoadOptions &Opts, bool UsePipeline, PassManager &Passes) {
   std::string InputPrefix = (FileName + ": ").str();
   if (CheckEquivalence)
-    return Errors.failUsage("--check-equivalence compares two programs; it does not "
-                     "take a launch document");
+    return Errors.failUsage("--check-equivalence compares two programs; it "
+                            "does not take a launch document");
   llvm::Expected<Launch> L = parseLaunch(Text, FileName, Opts);
   if (!L)
     return Errors.failInput(L.takeError());
@@ -269,18 +269,13 @@ int runOnLaunch(llvm::StringRef Text, llvm::StringRef FileName,
       return Errors.failInput(PM.takeError(), InputPrefix);
     Passes = std::move(*PM);
   }
-  for (LaunchDevice &D : L->Devices) {
-    llvm::Expected<bool> Changed = Passes.run(D.Modules);
-    if (!Changed) {
-      if (llvm::AreStatisticsEnabled())
-        Passes.getContext().printStatistics(llvm::errs());
-      return Errors.failInput(Changed.takeError(),
-                       InputPrefix + "device " + std::to_string(D.Device) +
-                           ": ");
-    }
-  }
+  // A failing pass names its device ("device D: ..."); the counters are
+  // printed either way.
+  llvm::Expected<bool> Changed = Passes.runOnLaunch(*L);
   if (llvm::AreStatisticsEnabled())
     Passes.getContext().printStatistics(llvm::errs());
+  if (!Changed)
+    return Errors.failInput(Changed.takeError(), InputPrefix);
   if (!Passes.empty())
     if (llvm::Error E = verifyLaunch(*L))
       return Errors.failInput(std::move(E), InputPrefix + "after the passes: ");

@@ -266,6 +266,16 @@ loadModule(llvm::StringRef Path, const Launch &L) {
   return M;
 }
 
+/// --trace: the run's timeline (up to a failure, which it explains).
+llvm::Error writeTraceFile(const sim::SimResult &R) {
+  if (TraceFile.empty())
+    return llvm::Error::success();
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  sim::writeTrace(OS, R);
+  return writeOutputAtomically(TraceFile, OS.str());
+}
+
 /// bir-sim LAUNCH.json: the launch mode (docs/simulator.md, "Running a
 /// launch").
 int runLaunchDocument(std::string Text, const sim::SimOptions &Opts) {
@@ -317,27 +327,19 @@ int runLaunchDocument(std::string Text, const sim::SimOptions &Opts) {
   auto Args = launch::makeLaunchArguments(*L, Module.get(), LO);
   if (!Args)
     return failRun(makeError(Name + ": " + llvm::toString(Args.takeError())));
-  auto WriteTrace = [&](const sim::SimResult &R) -> llvm::Error {
-    if (TraceFile.empty())
-      return llvm::Error::success();
-    std::string S;
-    llvm::raw_string_ostream OS(S);
-    sim::writeTrace(OS, R);
-    return writeOutputAtomically(TraceFile, OS.str());
-  };
   sim::SimResult Partial;
   llvm::Expected<launch::LaunchRun> Run =
       launch::runLaunch(*L, *Args, LO, &Partial);
   if (!Run) {
     if (!Partial.Slices.empty())
-      if (llvm::Error E = WriteTrace(Partial))
+      if (llvm::Error E = writeTraceFile(Partial))
         llvm::consumeError(std::move(E));
     return failRun(Run.takeError());
   }
   if (!OutputDir.empty())
     if (llvm::Error E = launch::writeOutputs(OutputDir, *Run))
       return failRun(std::move(E));
-  if (llvm::Error E = WriteTrace(Run->Sim))
+  if (llvm::Error E = writeTraceFile(Run->Sim))
     return failRun(std::move(E));
   sim::printReport(llvm::outs(), Run->Sim, Report == ReportKind::Json);
   return ExitSuccess;
@@ -427,26 +429,18 @@ int main(int argc, char **argv) {
   llvm::Expected<Program> P = load(Inputs[0], std::move(Text));
   if (!P)
     return failRun(P.takeError());
-  auto WriteTrace = [&](const sim::SimResult &R) -> llvm::Error {
-    if (TraceFile.empty())
-      return llvm::Error::success();
-    std::string S;
-    llvm::raw_string_ostream OS(S);
-    sim::writeTrace(OS, R);
-    return writeOutputAtomically(TraceFile, OS.str());
-  };
   sim::SimResult Partial;
   llvm::Expected<sim::SimResult> R = sim::simulate(*P, Opts, &Partial);
   if (!R) {
     // The timeline up to a race or a deadlock is what explains it.
     if (!Partial.Slices.empty())
-      if (llvm::Error E = WriteTrace(Partial))
+      if (llvm::Error E = writeTraceFile(Partial))
         llvm::consumeError(std::move(E));
     return failRun(R.takeError());
   }
   if (llvm::Error E = writeDumps(*R))
     return failRun(std::move(E));
-  if (llvm::Error E = WriteTrace(*R))
+  if (llvm::Error E = writeTraceFile(*R))
     return failRun(std::move(E));
   sim::printReport(llvm::outs(), *R, Report == ReportKind::Json);
   return ExitSuccess;

@@ -47,18 +47,14 @@ bool EncodeReplicaGroups(llvm::StringRef text, HloInstructionProto *out) {
   std::vector<std::vector<int64_t>> groups;
   if (!c.Eat('{'))
     return false;
-  if (!c.Eat('}')) {
-    while (true) {
-      std::vector<int64_t> g;
-      if (!c.Eat('{') || !c.IntsUntil('}', g))
-        return false;
-      groups.push_back(std::move(g));
-      if (c.Eat('}'))
-        break;
-      if (!c.Eat(','))
-        return false;
-    }
-  }
+  if (!c.ListUntil('}', [&] {
+        std::vector<int64_t> g;
+        if (!c.Eat('{') || !c.IntsUntil('}', g))
+          return false;
+        groups.push_back(std::move(g));
+        return true;
+      }))
+    return false;
   if (!c.AtEnd())
     return false;
   for (const std::vector<int64_t> &g : groups)
@@ -652,18 +648,14 @@ bool EncodeSlice(llvm::StringRef text, HloInstructionProto *out) {
   if (!c.Eat('{'))
     return false;
   std::vector<std::vector<int64_t>> dims;
-  if (!c.Eat('}')) {
-    while (true) {
-      std::vector<int64_t> v;
-      if (!c.Eat('[') || !c.IntsUntil(']', v, ':') || v.size() < 2 || v.size() > 3)
-        return false;
-      dims.push_back(std::move(v));
-      if (c.Eat('}'))
-        break;
-      if (!c.Eat(','))
-        return false;
-    }
-  }
+  if (!c.ListUntil('}', [&] {
+        std::vector<int64_t> v;
+        if (!c.Eat('[') || !c.IntsUntil(']', v, ':') || v.size() < 2 || v.size() > 3)
+          return false;
+        dims.push_back(std::move(v));
+        return true;
+      }))
+    return false;
   if (!c.AtEnd())
     return false;
   for (const std::vector<int64_t> &v : dims) {
@@ -695,18 +687,14 @@ bool EncodePairs(llvm::StringRef text, HloInstructionProto *out) {
   std::vector<std::pair<int64_t, int64_t>> pairs;
   if (!c.Eat('{'))
     return false;
-  if (!c.Eat('}')) {
-    while (true) {
-      std::vector<int64_t> v;
-      if (!c.Eat('{') || !c.IntsUntil('}', v) || v.size() != 2)
-        return false;
-      pairs.push_back({v[0], v[1]});
-      if (c.Eat('}'))
-        break;
-      if (!c.Eat(','))
-        return false;
-    }
-  }
+  if (!c.ListUntil('}', [&] {
+        std::vector<int64_t> v;
+        if (!c.Eat('{') || !c.IntsUntil('}', v) || v.size() != 2)
+          return false;
+        pairs.push_back({v[0], v[1]});
+        return true;
+      }))
+    return false;
   if (!c.AtEnd())
     return false;
   for (auto [s, t] : pairs) {

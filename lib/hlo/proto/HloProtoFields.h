@@ -72,13 +72,25 @@ struct Scan {
   // Integers separated by `sep` up to `close` (consumed).
   bool IntsUntil(char close, std::vector<int64_t> &out, char sep = ',') {
     out.clear();
+    return ListUntil(
+        close,
+        [&] {
+          int64_t v;
+          if (!Int(v))
+            return false;
+          out.push_back(v);
+          return true;
+        },
+        sep);
+  }
+  // Items separated by `sep` up to `close` (consumed), none allowed; `item`
+  // reads one and says whether it could.
+  template <typename ReadItem> bool ListUntil(char close, ReadItem item, char sep = ',') {
     if (Eat(close))
       return true;
     while (true) {
-      int64_t v;
-      if (!Int(v))
+      if (!item())
         return false;
-      out.push_back(v);
       if (Eat(close))
         return true;
       if (!Eat(sep))

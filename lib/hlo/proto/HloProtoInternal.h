@@ -12,6 +12,7 @@
 #ifndef LOOM_LIB_HLO_PROTO_HLOPROTOINTERNAL_H
 #define LOOM_LIB_HLO_PROTO_HLOPROTOINTERNAL_H
 
+#include "loom/hlo/ir/HloAttributes.h"
 #include "loom/hlo/ir/HloInstruction.h"
 #include "loom/hlo/ir/Shape.h"
 
@@ -114,11 +115,10 @@ DeriveHeader(const xla::HloModuleProto &module);
 /// `"..."` as the attribute accessors read it back (quotes, backslashes,
 /// \n, \t, \r escaped).
 std::string Quote(llvm::StringRef text);
-/// `{a,b,c}`.
-std::string IntList(llvm::ArrayRef<int64_t> values);
+/// `{a,b,c}` of a repeated field, as the text form spells an integer list.
 template <typename Repeated> std::string IntListOf(const Repeated &values) {
   llvm::SmallVector<int64_t, 8> v(values.begin(), values.end());
-  return IntList(v);
+  return FormatIntList(v);
 }
 /// `{1,2,3}` / `{}` parsed strictly (no spaces XLA would not print are
 /// required; any are accepted, the derivation check sorts spelling out).

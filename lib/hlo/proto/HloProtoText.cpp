@@ -1,7 +1,7 @@
 //===- HloProtoText.cpp - Small attribute values ----------------------------===//
 //
 // The pieces of attribute text every part of lib/hlo/proto reads and writes:
-// quoted strings and integer lists as XLA prints them, and the small values
+// quoted strings as XLA prints them, and the small values
 // (an integer list, one integer, a bool, a quoted string) read with Scan
 // (HloProtoFields.h).
 //
@@ -42,17 +42,6 @@ std::string Quote(llvm::StringRef text) {
   }
   out += '"';
   return out;
-}
-
-std::string IntList(llvm::ArrayRef<int64_t> values) {
-  std::string s = "{";
-  for (size_t i = 0; i < values.size(); ++i) {
-    if (i)
-      s += ',';
-    s += std::to_string(values[i]);
-  }
-  s += '}';
-  return s;
 }
 
 std::optional<std::vector<int64_t>> Ints(llvm::StringRef text) {
