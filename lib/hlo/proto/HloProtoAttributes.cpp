@@ -271,8 +271,7 @@ bool EncodeAttribute(HloOpcode op, llvm::StringRef name, llvm::StringRef value,
       if (!c.Word(w) || IndexOf(kPrecisions, w) < 0)
         return false;
       v.push_back(IndexOf(kPrecisions, w));
-      c.Ws();
-      if (!c.s.startswith("}") && !c.Eat(','))
+      if (!c.EndItem())
         return false;
     }
     if (!c.AtEnd() || out->precision_config().operand_precision_size())
@@ -355,8 +354,7 @@ bool EncodeAttribute(HloOpcode op, llvm::StringRef name, llvm::StringRef value,
       if (!c.Word(w) || !Bool(w))
         return false;
       v.push_back(*Bool(w));
-      c.Ws();
-      if (!c.s.startswith("}") && !c.Eat(','))
+      if (!c.EndItem())
         return false;
     }
     if (!c.AtEnd())

@@ -389,8 +389,7 @@ bool EncodeFrontendAttributes(llvm::StringRef text, xla::FrontendAttributes *out
     // A repeated key cannot be held by the map: keep the text.
     if (!f.mutable_map()->insert({key, value}).second)
       return false;
-    c.Ws();
-    if (!c.s.startswith("}") && !c.Eat(','))
+    if (!c.EndItem())
       return false;
   }
   if (!c.AtEnd())

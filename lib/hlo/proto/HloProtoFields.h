@@ -97,6 +97,13 @@ struct Scan {
         return false;
     }
   }
+  // After an item of a `{a, b, ...}` list read item by item: a ',' (eaten)
+  // or the '}' that ends the list (left for the caller, which also allows a
+  // trailing ',').
+  bool EndItem() {
+    Ws();
+    return s.startswith("}") || Eat(',');
+  }
   // [A-Za-z0-9_.-]+
   bool Word(llvm::StringRef &out) {
     Ws();

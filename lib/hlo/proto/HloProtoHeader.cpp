@@ -38,8 +38,7 @@ bool EncodeAliases(llvm::StringRef text, xla::HloInputOutputAliasProto *out) {
     AddAll(e->mutable_output_shape_index(), output);
     e->set_parameter_number(param);
     AddAll(e->mutable_parameter_shape_index(), param_index);
-    c.Ws();
-    if (!c.s.startswith("}") && !c.Eat(','))
+    if (!c.EndItem())
       return false;
   }
   if (!c.AtEnd())
@@ -79,8 +78,7 @@ bool EncodeDonors(llvm::StringRef text, xla::HloBufferDonorProto *out) {
     auto *e = d.add_entries();
     e->set_parameter_number(param);
     AddAll(e->mutable_parameter_shape_index(), index);
-    c.Ws();
-    if (!c.s.startswith("}") && !c.Eat(','))
+    if (!c.EndItem())
       return false;
   }
   if (!c.AtEnd())
