@@ -222,6 +222,7 @@ private:
   llvm::Expected<Val> lowerElementwise(const HloInstruction &I,
                                        llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerConstant(const HloInstruction &I);
+  llvm::Expected<Val> lowerInt64Constant(const HloInstruction &I, int Out);
   llvm::Expected<Val> lowerDataMovement(const HloInstruction &I,
                                         llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerDot(const HloInstruction &I, llvm::ArrayRef<Val> Ops);
