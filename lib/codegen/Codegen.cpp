@@ -330,7 +330,8 @@ llvm::Expected<LaunchDevice> DeviceLowering::run() {
     for (auto &[Index, Buf, S] : Ls)
       D.Parameters.push_back({static_cast<unsigned>(P->parameter_number()),
                               P->name().str(), Index, S->ToString(false), 0,
-                              Bufs[Buf].PerCore[0]->getName().str()});
+                              Bufs[Buf].PerCore[0]->getName().str(),
+                              hlo::IsReplicatedParameter(*P)});
     Args.push_back(std::move(*V));
   }
   llvm::Expected<Val> Root = lowerComputation(*Entry, Args);

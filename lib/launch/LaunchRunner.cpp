@@ -201,14 +201,20 @@ makeLaunchArguments(const Launch &L, const hlo::HloModule *Module,
       return S.takeError();
     Shapes = std::move(*S);
     Names.resize(Shapes.size());
+    // A parameter is replicated when its leaves say so on device 0, the
+    // device whose values the others then take, as MakeRandomArguments does.
+    std::vector<bool> Replicated(Shapes.size(), false);
     for (const bir::LaunchDevice &D : L.Devices)
-      for (const LaunchBinding &B : D.Parameters)
+      for (const LaunchBinding &B : D.Parameters) {
         Names[B.Parameter] = B.Name;
+        if (D.Device == 0 && B.Replicated)
+          Replicated[B.Parameter] = true;
+      }
     Args.resize(Devices);
     for (unsigned D = 0; D < Devices; ++D)
       for (size_t P = 0; P < Shapes.size(); ++P)
-        Args[D].push_back(hlo::MakeRandomLiteral(Shapes[P], O.Seed,
-                                                 O.SameInputs ? 0 : D, P));
+        Args[D].push_back(hlo::MakeRandomLiteral(
+            Shapes[P], O.Seed, O.SameInputs || Replicated[P] ? 0 : D, P));
   }
   for (const ParameterInput &In : O.Inputs) {
     if (In.Device && *In.Device >= Devices)

@@ -139,11 +139,17 @@ LaunchBinding LaunchReader::readBinding(JsonRef V, const std::string &Path,
   LaunchBinding B;
   if (IsParameter) {
     if (!expectObject(V, Path,
-                      {"index", "memloc", "name", "parameter", "shape",
-                       "subgraph"}))
+                      {"index", "memloc", "name", "parameter", "replicated",
+                       "shape", "subgraph"}))
       return B;
     B.Parameter = getUnsigned(V, Path, "parameter", UINT_MAX);
     B.Name = getString(V, Path, "name");
+    if (JsonRef R = field(V, Path, "replicated", /*Required=*/false)) {
+      std::optional<bool> Flag = R.getAsBoolean();
+      if (!Flag)
+        fail(Path + ".replicated", "expected true or false");
+      B.Replicated = Flag.value_or(false);
+    }
   } else if (!expectObject(V, Path, {"index", "memloc", "shape", "subgraph"})) {
     return B;
   }
@@ -239,6 +245,12 @@ template <typename Out> void writeBinding(Out &W, const LaunchBinding &B,
       W.string(B.Name);
       W.key("parameter");
       W.unsignedInteger(B.Parameter);
+      // Written only when set: a document without replicated parameters
+      // reads as before.
+      if (B.Replicated) {
+        W.key("replicated");
+        W.boolean(true);
+      }
     }
     W.key("shape");
     W.string(B.Shape);

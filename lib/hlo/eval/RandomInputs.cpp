@@ -80,22 +80,6 @@ static llvm::Error AddParameterBytes(const Shape &shape, const HloInstruction &p
   return llvm::Error::success();
 }
 
-bool IsReplicatedParameter(const HloInstruction &param) {
-  const HloText *sharding = param.FindAttribute("sharding");
-  if (!sharding)
-    return false;
-  llvm::StringRef text = llvm::StringRef(*sharding).trim();
-  if (text == "{replicated}")
-    return true;
-  // A tuple sharding `{{replicated}, {replicated}}`: every element replicated.
-  if (!text.consume_front("{") || !text.consume_back("}") || text.trim().empty())
-    return false;
-  llvm::SmallVector<llvm::StringRef, 4> elements;
-  text.split(elements, ',');
-  return llvm::all_of(elements,
-                      [](llvm::StringRef e) { return e.trim() == "{replicated}"; });
-}
-
 llvm::Expected<std::vector<std::vector<Literal>>>
 MakeRandomArguments(const HloModule &module, uint64_t seed, const EvalOptions &limits,
                     bool same_on_every_device) {

@@ -597,4 +597,20 @@ llvm::Expected<std::vector<PaddingDimension>> GetPaddingConfig(const HloInstruct
   return result;
 }
 
+bool IsReplicatedParameter(const HloInstruction &param) {
+  const HloText *sharding = param.FindAttribute("sharding");
+  if (!sharding)
+    return false;
+  llvm::StringRef text = llvm::StringRef(*sharding).trim();
+  if (text == "{replicated}")
+    return true;
+  // A tuple sharding `{{replicated}, {replicated}}`: every element replicated.
+  if (!text.consume_front("{") || !text.consume_back("}") || text.trim().empty())
+    return false;
+  llvm::SmallVector<llvm::StringRef, 4> elements;
+  text.split(elements, ',');
+  return llvm::all_of(elements,
+                      [](llvm::StringRef e) { return e.trim() == "{replicated}"; });
+}
+
 } // namespace loom::hlo

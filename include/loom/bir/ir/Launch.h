@@ -37,6 +37,10 @@ struct LaunchBinding {
   /// The subgraph and the SharedDRAM location name holding the leaf.
   unsigned Subgraph = 0;
   std::string Memloc;
+  /// Parameters: the HLO parameter is `sharding={replicated}` (every device
+  /// holds the same value, so a run gives every device device 0's values,
+  /// as hlo-run does). False for outputs.
+  bool Replicated = false;
 };
 
 struct LaunchDevice {

@@ -20,6 +20,7 @@
 
 #include "loom/hlo/eval/Interpreter.h"
 #include "loom/hlo/eval/Literal.h"
+#include "loom/hlo/ir/HloAttributes.h"
 #include "loom/hlo/ir/HloModule.h"
 
 #include "llvm/Support/Error.h"
@@ -57,9 +58,6 @@ private:
 /// A literal of `shape` filled from the stream of (seed, device, param).
 Literal MakeRandomLiteral(const Shape &shape, uint64_t seed, int64_t device, int64_t param);
 
-/// Whether a parameter's `sharding` says every device holds the same value:
-/// `{replicated}`, or a tuple sharding whose every element is.
-bool IsReplicatedParameter(const HloInstruction &param);
 
 /// result[device][param] for every device of the module's SPMD launch
 /// (replica_count * num_partitions) and every entry parameter. A replicated

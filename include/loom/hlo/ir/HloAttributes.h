@@ -142,6 +142,10 @@ struct PaddingDimension {
 };
 llvm::Expected<std::vector<PaddingDimension>> GetPaddingConfig(const HloInstruction &inst);
 
+/// Whether a parameter's `sharding` says every device holds the same value:
+/// `{replicated}`, or a tuple sharding whose every element is.
+bool IsReplicatedParameter(const HloInstruction &param);
+
 /// An llvm::Error "<inst>: <msg>" — the form every accessor uses.
 llvm::Error InstructionError(const HloInstruction &inst, const llvm::Twine &msg);
 
