@@ -1,6 +1,6 @@
 //===- bir-sim.cpp - Simulate a BIR program on the cores of a logical core ===//
 //
-// bir-sim [options] PROGRAM.json
+// bir-sim [options] PROGRAM.json        ('-': standard input)
 // bir-sim --check-equivalence BEFORE.json AFTER.json
 // bir-sim [options] LAUNCH.json [--input=DEVICE:PARAM=FILE.npy]... [--output-dir=DIR]
 // bir-sim --against-hlo=MODULE.hlo LAUNCH.json
@@ -49,8 +49,10 @@ const tools::ToolErrors Errors("bir-sim");
 
 cl::OptionCategory Cat("bir-sim options");
 
-cl::list<std::string> Inputs(cl::Positional, cl::desc("<program.json>"),
-                             cl::cat(Cat));
+cl::list<std::string> Inputs(
+    cl::Positional,
+    cl::desc("<program.json | -> (--check-equivalence: <BEFORE.json> <AFTER.json>)"),
+    cl::cat(Cat));
 cl::opt<bool> CheckEquivalence(
     "check-equivalence",
     cl::desc("Compare BEFORE.json and AFTER.json: run both on the same "
@@ -221,6 +223,10 @@ llvm::Error writeDumps(const sim::SimResult &R) {
   for (llvm::StringRef D : Dumps) {
     auto [Spec, File] = D.split('=');
     auto [Core, Name] = splitCore(Spec);
+    if (Core && *Core >= R.NumCores)
+      return makeError("--dump " + D + ": core " + llvm::Twine(*Core) +
+                       " does not exist: the program has " + llvm::Twine(R.NumCores) +
+                       (R.NumCores == 1 ? " core" : " cores"));
     bool Found = false;
     for (const sim::LocationState &L : R.Final) {
       if (L.Name != Name || (Core && L.Core && *L.Core != *Core))
@@ -268,6 +274,17 @@ loadModule(llvm::StringRef Path, const Launch &L) {
 
 /// bir-sim LAUNCH.json: the launch mode (docs/simulator.md, "Running a
 /// launch").
+/// A --collective that no instruction is named after does nothing: say so.
+void warnUnusedCollectives(llvm::ArrayRef<const Program *> Programs) {
+  for (const std::string &Name :
+       sim::collectivesNamingNothing(
+           Programs, std::vector<std::string>(CollectiveNames.begin(),
+                                              CollectiveNames.end())))
+    Errors.printWarning("--collective=" + Name + " names no collective: no "
+                        "instruction is named " + Name + " or " + Name +
+                        "_... (it does nothing)");
+}
+
 int runLaunchDocument(std::string Text, const sim::SimOptions &Opts) {
   llvm::StringRef Name = Opts.FileName;
   llvm::Expected<Launch> L = parseLaunch(Text, Name, Common.getLoadOptions());
@@ -415,6 +432,7 @@ int main(int argc, char **argv) {
     llvm::Expected<Program> After = load(Inputs[1]);
     if (!After)
       return failRun(After.takeError());
+    warnUnusedCollectives({&*Before, &*After});
     Opts.FileName = Inputs[1];
     std::string Log;
     llvm::raw_string_ostream LogStream(Log);
@@ -427,6 +445,7 @@ int main(int argc, char **argv) {
   llvm::Expected<Program> P = load(Inputs[0], std::move(Text));
   if (!P)
     return failRun(P.takeError());
+  warnUnusedCollectives({&*P});
   auto WriteTrace = [&](const sim::SimResult &R) -> llvm::Error {
     if (TraceFile.empty())
       return llvm::Error::success();

@@ -45,7 +45,8 @@ const tools::ToolErrors Errors("hlo-to-bir");
 
 cl::OptionCategory Category("hlo-to-bir options");
 
-cl::opt<std::string> InputFilename(cl::Positional, cl::desc("<MODULE.hlo>"),
+cl::opt<std::string> InputFilename(cl::Positional,
+                                   cl::desc("<MODULE.hlo | MODULE.pb | ->"),
                                    cl::cat(Category));
 cl::opt<std::string> OutputFilename(
     "o", cl::desc("Output launch document, replaced only on success"),
