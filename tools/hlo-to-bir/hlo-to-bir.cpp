@@ -25,6 +25,7 @@
 #include "loom/support/Error.h"
 #include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
+#include "loom/tools/LaunchSizeOptions.h"
 #include "loom/tools/ToolErrors.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -73,14 +74,6 @@ cl::opt<PipelineName> PipelineOpt(
                           "nothing: the programs as generated")),
     cl::cat(Category));
 
-cl::opt<int64_t> ReplicaCount(
-    "replica-count", cl::value_desc("N"),
-    cl::desc("Compile for N replicas whatever the module header says"),
-    cl::cat(Category));
-cl::opt<int64_t> NumPartitions(
-    "num-partitions", cl::value_desc("N"),
-    cl::desc("Compile for N partitions whatever the module header says"),
-    cl::cat(Category));
 
 // bir-opt's backend flags, spelled as there.
 sim::BackendToolOptions Backend(Category);
@@ -162,6 +155,7 @@ void render(llvm::raw_ostream &OS, const Launch &L) {
 
 int main(int argc, char **argv) {
   llvm::InitLLVM X(argc, argv);
+  tools::addLaunchSizeOptionsToCategory(Category, "Compile for");
   cl::HideUnrelatedOptions(Category);
   cl::SetVersionPrinter(
       [](llvm::raw_ostream &OS) { OS << "hlo-to-bir (loom)\n"; });
@@ -178,9 +172,8 @@ int main(int argc, char **argv) {
     return Errors.failUsage("--lnc must be from 1 to " +
                      llvm::Twine(getMaxLncSize(TargetArch)) + " on " +
                      enumName(TargetArch.getValue()));
-  if ((ReplicaCount.getNumOccurrences() && ReplicaCount < 1) ||
-      (NumPartitions.getNumOccurrences() && NumPartitions < 1))
-    return Errors.failUsage("--replica-count and --num-partitions must be at least 1");
+  if (std::string Problem = tools::getLaunchSizeOptionsProblem(); !Problem.empty())
+    return Errors.failUsage(Problem);
   BackendOptions BO = Backend.getBackendOptions();
 
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> Text =
@@ -197,10 +190,10 @@ int main(int argc, char **argv) {
   codegen::CodegenOptions CO;
   CO.LncSize = Lnc;
   CO.Arch = TargetArch;
-  if (ReplicaCount.getNumOccurrences())
-    CO.ReplicaCount = static_cast<unsigned>(ReplicaCount);
-  if (NumPartitions.getNumOccurrences())
-    CO.NumPartitions = static_cast<unsigned>(NumPartitions);
+  if (std::optional<int64_t> Replicas = tools::getReplicaCountOption())
+    CO.ReplicaCount = static_cast<unsigned>(*Replicas);
+  if (std::optional<int64_t> Partitions = tools::getNumPartitionsOption())
+    CO.NumPartitions = static_cast<unsigned>(*Partitions);
   llvm::Expected<Launch> L = codegen::lowerToLaunch(**M, CO);
   if (!L)
     return Errors.failInput(L.takeError());
