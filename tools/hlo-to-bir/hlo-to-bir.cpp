@@ -212,10 +212,10 @@ int main(int argc, char **argv) {
                                       llvm::toString(std::move(E))));
   // The launch size given on the command line is the module's, as in
   // hlo-run: --check's reference run uses it too.
-  if (ReplicaCount.getNumOccurrences())
-    (*M)->SetHeaderAttribute("replica_count", std::to_string(ReplicaCount));
-  if (NumPartitions.getNumOccurrences())
-    (*M)->SetHeaderAttribute("num_partitions", std::to_string(NumPartitions));
+  if (std::optional<int64_t> Replicas = tools::getReplicaCountOption())
+    (*M)->SetHeaderAttribute("replica_count", std::to_string(*Replicas));
+  if (std::optional<int64_t> Partitions = tools::getNumPartitionsOption())
+    (*M)->SetHeaderAttribute("num_partitions", std::to_string(*Partitions));
   codegen::CodegenOptions CO;
   CO.LncSize = Lnc;
   CO.Arch = TargetArch;
