@@ -219,7 +219,7 @@ makeLaunchArguments(const Launch &L, const hlo::HloModule *Module,
   for (const ParameterInput &In : O.Inputs) {
     if (In.Device && *In.Device >= Devices)
       return makeError("--input names device " + llvm::Twine(*In.Device) +
-                       " but the launch has " + llvm::Twine(Devices) +
+                       ", which does not exist: the launch has " + llvm::Twine(Devices) +
                        (Devices == 1 ? " device" : " devices"));
     int64_t Param = -1;
     if (llvm::StringRef(In.Param).getAsInteger(10, Param)) {

@@ -1,6 +1,6 @@
 //===- bir-sim.cpp - Simulate a BIR program on the cores of a logical core ===//
 //
-// bir-sim [options] PROGRAM.json
+// bir-sim [options] PROGRAM.json        ('-': standard input)
 // bir-sim --check-equivalence BEFORE.json AFTER.json
 // bir-sim [options] LAUNCH.json [--input=DEVICE:PARAM=FILE.npy]... [--output-dir=DIR]
 // bir-sim --against-hlo=MODULE.hlo LAUNCH.json
@@ -49,8 +49,10 @@ const tools::ToolErrors Errors("bir-sim");
 
 cl::OptionCategory Cat("bir-sim options");
 
-cl::list<std::string> Inputs(cl::Positional, cl::desc("<program.json>"),
-                             cl::cat(Cat));
+cl::list<std::string> Inputs(
+    cl::Positional,
+    cl::desc("<program.json | -> (--check-equivalence: <BEFORE.json> <AFTER.json>)"),
+    cl::cat(Cat));
 cl::opt<bool> CheckEquivalence(
     "check-equivalence",
     cl::desc("Compare BEFORE.json and AFTER.json: run both on the same "
@@ -221,6 +223,10 @@ llvm::Error writeDumps(const sim::SimResult &R) {
   for (llvm::StringRef D : Dumps) {
     auto [Spec, File] = D.split('=');
     auto [Core, Name] = splitCore(Spec);
+    if (Core && *Core >= R.NumCores)
+      return makeError("--dump " + D + ": core " + llvm::Twine(*Core) +
+                       " does not exist: the program has " + llvm::Twine(R.NumCores) +
+                       (R.NumCores == 1 ? " core" : " cores"));
     bool Found = false;
     for (const sim::LocationState &L : R.Final) {
       if (L.Name != Name || (Core && L.Core && *L.Core != *Core))
@@ -274,6 +280,17 @@ llvm::Error writeTraceFile(const sim::SimResult &R) {
   llvm::raw_string_ostream OS(S);
   sim::writeTrace(OS, R);
   return writeOutputAtomically(TraceFile, OS.str());
+}
+
+/// A --collective that no instruction is named after does nothing: say so.
+void warnUnusedCollectives(llvm::ArrayRef<const Program *> Programs) {
+  for (const std::string &Name :
+       sim::collectivesNamingNothing(
+           Programs, std::vector<std::string>(CollectiveNames.begin(),
+                                              CollectiveNames.end())))
+    Errors.printWarning("--collective=" + Name + " names no collective: no "
+                        "instruction is named " + Name + " or " + Name +
+                        "_... (it does nothing)");
 }
 
 /// bir-sim LAUNCH.json: the launch mode (docs/simulator.md, "Running a
@@ -417,6 +434,7 @@ int main(int argc, char **argv) {
     llvm::Expected<Program> After = load(Inputs[1]);
     if (!After)
       return failRun(After.takeError());
+    warnUnusedCollectives({&*Before, &*After});
     Opts.FileName = Inputs[1];
     std::string Log;
     llvm::raw_string_ostream LogStream(Log);
@@ -429,6 +447,7 @@ int main(int argc, char **argv) {
   llvm::Expected<Program> P = load(Inputs[0], std::move(Text));
   if (!P)
     return failRun(P.takeError());
+  warnUnusedCollectives({&*P});
   sim::SimResult Partial;
   llvm::Expected<sim::SimResult> R = sim::simulate(*P, Opts, &Partial);
   if (!R) {

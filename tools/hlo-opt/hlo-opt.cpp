@@ -265,6 +265,8 @@ int Main(int argc, char **argv) {
     numerics_options.seed = check_numerics_seed;
     numerics_options.eval = EvalOptionsFromCommandLine();
     numerics_options.eval.threads = tools::getThreadsOption();
+    numerics_options.reference_name = "as read";
+    numerics_options.candidate_name = "after the passes";
     if (llvm::Error err = CheckNumericsOnLaunch(*before, **module, numerics_options))
       return errors.failInput(std::move(err), file_prefix + "--check-numerics: ");
   }

@@ -47,7 +47,7 @@ namespace {
 
 llvm::cl::OptionCategory category("hlo-run options");
 
-llvm::cl::opt<std::string> input_file(llvm::cl::Positional, llvm::cl::desc("<FILE.hlo | FILE.pb>"),
+llvm::cl::opt<std::string> input_file(llvm::cl::Positional, llvm::cl::desc("<FILE.hlo | FILE.pb | ->"),
                                       llvm::cl::Required, llvm::cl::cat(category));
 llvm::cl::opt<uint64_t> seed("seed", llvm::cl::value_desc("S"),
                              llvm::cl::desc("Seed of the random parameter values (default 0)"),
@@ -157,7 +157,7 @@ llvm::Error ApplyInput(const InputSpec &spec, const HloModule &module,
   int64_t devices = static_cast<int64_t>(args.size());
   if (spec.device && *spec.device >= devices)
     return makeError(llvm::Twine("--input names device ") + llvm::Twine(*spec.device) +
-                     " but the module runs on " + llvm::Twine(devices) +
+                     ", which does not exist: the module runs on " + llvm::Twine(devices) +
                      (devices == 1 ? " device" : " devices"));
   // A number is the parameter number; anything else a parameter's name.
   int64_t param = -1;
@@ -253,6 +253,8 @@ int RunCompare(const HloModule &module, const std::vector<std::vector<Literal>> 
   if (atol_flag.getNumOccurrences())
     options.atol = atol_flag;
   options.eval = ToolEvalOptions();
+  options.reference_name = compare_file;
+  options.candidate_name = input_file;
   auto summary = CompareModules(**reference, module, args, options);
   if (!summary)
     return Fail(summary.takeError());

@@ -26,6 +26,7 @@
 #include "loom/support/Error.h"
 #include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
+#include "loom/tools/LaunchSizeOptions.h"
 #include "loom/tools/ToolErrors.h"
 
 #include "llvm/Support/CommandLine.h"
@@ -46,7 +47,8 @@ const tools::ToolErrors Errors("hlo-to-bir");
 
 cl::OptionCategory Category("hlo-to-bir options");
 
-cl::opt<std::string> InputFilename(cl::Positional, cl::desc("<MODULE.hlo>"),
+cl::opt<std::string> InputFilename(cl::Positional,
+                                   cl::desc("<MODULE.hlo | MODULE.pb | ->"),
                                    cl::cat(Category));
 cl::opt<std::string> OutputFilename(
     "o", cl::desc("Output launch document, replaced only on success"),
@@ -73,14 +75,6 @@ cl::opt<PipelineName> PipelineOpt(
                           "nothing: the programs as generated")),
     cl::cat(Category));
 
-cl::opt<int64_t> ReplicaCount(
-    "replica-count", cl::value_desc("N"),
-    cl::desc("Compile for N replicas whatever the module header says"),
-    cl::cat(Category));
-cl::opt<int64_t> NumPartitions(
-    "num-partitions", cl::value_desc("N"),
-    cl::desc("Compile for N partitions whatever the module header says"),
-    cl::cat(Category));
 
 // bir-opt's backend flags, spelled as there.
 sim::BackendToolOptions Backend(Category);
@@ -184,6 +178,7 @@ std::string launchSizeHint(const hlo::HloModule &M,
 
 int main(int argc, char **argv) {
   llvm::InitLLVM X(argc, argv);
+  tools::addLaunchSizeOptionsToCategory(Category, "Compile for");
   cl::HideUnrelatedOptions(Category);
   cl::SetVersionPrinter(
       [](llvm::raw_ostream &OS) { OS << "hlo-to-bir (loom)\n"; });
@@ -200,9 +195,8 @@ int main(int argc, char **argv) {
     return Errors.failUsage("--lnc must be from 1 to " +
                      llvm::Twine(getMaxLncSize(TargetArch)) + " on " +
                      enumName(TargetArch.getValue()));
-  if ((ReplicaCount.getNumOccurrences() && ReplicaCount < 1) ||
-      (NumPartitions.getNumOccurrences() && NumPartitions < 1))
-    return Errors.failUsage("--replica-count and --num-partitions must be at least 1");
+  if (std::string Problem = tools::getLaunchSizeOptionsProblem(); !Problem.empty())
+    return Errors.failUsage(Problem);
   BackendOptions BO = Backend.getBackendOptions();
 
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> Text =
@@ -218,17 +212,17 @@ int main(int argc, char **argv) {
                                       llvm::toString(std::move(E))));
   // The launch size given on the command line is the module's, as in
   // hlo-run: --check's reference run uses it too.
-  if (ReplicaCount.getNumOccurrences())
-    (*M)->SetHeaderAttribute("replica_count", std::to_string(ReplicaCount));
-  if (NumPartitions.getNumOccurrences())
-    (*M)->SetHeaderAttribute("num_partitions", std::to_string(NumPartitions));
+  if (std::optional<int64_t> Replicas = tools::getReplicaCountOption())
+    (*M)->SetHeaderAttribute("replica_count", std::to_string(*Replicas));
+  if (std::optional<int64_t> Partitions = tools::getNumPartitionsOption())
+    (*M)->SetHeaderAttribute("num_partitions", std::to_string(*Partitions));
   codegen::CodegenOptions CO;
   CO.LncSize = Lnc;
   CO.Arch = TargetArch;
-  if (ReplicaCount.getNumOccurrences())
-    CO.ReplicaCount = static_cast<unsigned>(ReplicaCount);
-  if (NumPartitions.getNumOccurrences())
-    CO.NumPartitions = static_cast<unsigned>(NumPartitions);
+  if (std::optional<int64_t> Replicas = tools::getReplicaCountOption())
+    CO.ReplicaCount = static_cast<unsigned>(*Replicas);
+  if (std::optional<int64_t> Partitions = tools::getNumPartitionsOption())
+    CO.NumPartitions = static_cast<unsigned>(*Partitions);
   llvm::Expected<Launch> L = codegen::lowerToLaunch(**M, CO);
   if (!L)
   {

@@ -244,7 +244,7 @@ TEST(LaunchSimTest, MismatchedGroupsFailBeforeTheRun) {
                                                  "cc", "Add")));
   Msg = messageOf(simulateLaunch(N.Ptrs(), withInputs(2, 2)).takeError());
   EXPECT_EQ(Msg, "launch.json: collective 'cc' on device 0 core 0 names "
-                 "device 2, which the launch does not have");
+                 "device 2, which does not exist: the launch has 2 devices");
 }
 
 TEST(LaunchSimTest, SingleProgramsStillRefuseRemoteCollectives) {

@@ -4,7 +4,7 @@
 // replicas and partitions, whatever its header says. XLA's tests set the
 // size in code, so their modules name more devices than the header
 // declares; these options give it. hlo-run runs on it, hlo-opt
-// --check-numerics checks on it. The options are spelled, described and
+// --check-numerics checks on it, hlo-to-bir compiles for it. The options are spelled, described and
 // checked here once, as is the hint an error gets when a module declares
 // no size and failed for want of devices (docs/hlo-run.md).
 //

@@ -7,8 +7,8 @@ namespace loom::bir::sim {
 BackendToolOptions::BackendToolOptions(cl::OptionCategory &Cat)
     : SendRecvToGpsimdMaxBpp(
           "sendrecv-to-gpsimd-max-bpp",
-          cl::desc("Bytes/partition under which local swapping SendRecvs "
-                   "will be mapped to GPSIMDSB2SB (default 1024)"),
+          cl::desc("Bytes/partition at or below which local swapping "
+                   "SendRecvs will be mapped to GPSIMDSB2SB (default 1024)"),
           cl::init(BackendOptions().SendRecvToGpsimdMaxBpp),
           cl::value_desc("N"), cl::cat(Cat)),
       EnableRemoteSemaphoreDMA(

@@ -17,6 +17,7 @@
 #include "loom/bir/passes/PassManager.h"
 #include "loom/support/Error.h"
 
+#include "llvm/ADT/StringSet.h"
 #include "llvm/Support/FormatVariadic.h"
 
 #include <algorithm>
@@ -217,8 +218,20 @@ static llvm::Expected<SimResult> simulateImpl(
     if (In.Device && *In.Device >= Devs.size())
       return makeFailure(FailureKind::Error,
                          Opts.FileName + ": --input '" + In.Name +
-                             "': the launch has no device " +
-                             std::to_string(*In.Device));
+                             "': device " + std::to_string(*In.Device) +
+                             " does not exist: the launch has " +
+                             std::to_string(Devs.size()) + " devices");
+    unsigned Cores = 0;
+    for (size_t D = 0; D < Devs.size(); ++D)
+      for (const auto &M : *Devs[D])
+        Cores = std::max(Cores, M->getNeuronCoreId() + 1);
+    if (In.Core && *In.Core >= Cores)
+      return makeFailure(FailureKind::Error,
+                         Opts.FileName + ": --input '" + In.Name + "': core " +
+                             std::to_string(*In.Core) + " does not exist: the " +
+                             (Launch ? "devices have " : "program has ") +
+                             std::to_string(Cores) +
+                             (Cores == 1 ? " core" : " cores"));
     for (size_t D = 0; D < Devs.size(); ++D)
       if (!In.Device || *In.Device == D)
         for (const auto &M : *Devs[D])
@@ -281,6 +294,28 @@ static llvm::Expected<SimResult> simulateImpl(
     }
   }
   return First;
+}
+
+std::vector<std::string>
+collectivesNamingNothing(llvm::ArrayRef<const Program *> Programs,
+                         llvm::ArrayRef<std::string> Names) {
+  // The rule of SimulatorSetup's attribution: the whole name, or a prefix
+  // of it that ends before an underscore.
+  llvm::StringSet<> Named;
+  for (const Program *P : Programs)
+    for (const auto &M : *P)
+      for (const auto &B : M->blocks())
+        for (const auto &I : *B) {
+          llvm::StringRef N = I->getName();
+          for (size_t Pos = N.size() + 1; Pos-- > 0;)
+            if (Pos == N.size() || N[Pos] == '_')
+              Named.insert(N.substr(0, Pos));
+        }
+  std::vector<std::string> Unused;
+  for (const std::string &Name : Names)
+    if (!Named.contains(Name))
+      Unused.push_back(Name);
+  return Unused;
 }
 
 llvm::Expected<SimResult> simulate(const Program &P, const SimOptions &Opts,

@@ -243,7 +243,9 @@ llvm::Error SubgraphSim::makeStatics(CoreSim &C) {
             return fail(FailureKind::Error,
                         "collective '" + I.getName() + "' on " + coreName(C) +
                             " names device " + llvm::Twine(D) +
-                            ", which the launch does not have");
+                            ", which does not exist: the launch has " +
+                            llvm::Twine(NumDevices) +
+                            (NumDevices == 1 ? " device" : " devices"));
           if (S.ListMask & (uint64_t(1) << (DeviceBase[D] + C.Core)))
             return fail(FailureKind::Error,
                         "collective '" + I.getName() + "' on " + coreName(C) +

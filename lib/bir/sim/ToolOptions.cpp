@@ -8,8 +8,8 @@ namespace loom::bir::sim {
 
 ToolOptions::ToolOptions(cl::OptionCategory &Cat, llvm::StringRef CostHelp)
     : LncSize("lnc",
-              cl::desc("Set lnc_size of every module (1, or 2 on trn2) "
-                       "before verification"),
+              cl::desc("Set lnc_size of every module before verification: 1 "
+                       "on trn1, 1 or 2 on trn2, 1 to 8 on generic (--target)"),
               cl::value_desc("N"), cl::cat(Cat)),
       TargetArch(
           "target",

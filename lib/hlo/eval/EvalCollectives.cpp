@@ -73,7 +73,11 @@ DeviceGroups(const HloInstruction &inst, GroupMode mode,
     for (int64_t id : group)
       if (id < 0 || id >= id_count)
         return EvalError(inst, "replica group id " + llvm::Twine(id) + " is out of range [0, " +
-                                   llvm::Twine(id_count) + ")");
+                                   llvm::Twine(id_count) + "): there is no " +
+                                   (mode == GroupMode::kCrossPartition ? "partition "
+                                    : mode == GroupMode::kFlattenedId  ? "device "
+                                                                       : "replica ") +
+                                   llvm::Twine(id));
   std::vector<std::vector<int64_t>> result;
   auto device = [&](int64_t r, int64_t p) { return r * partitions + p; };
   for (const auto &group : groups) {

@@ -192,11 +192,14 @@ llvm::Error CheckSameParameters(const HloModule &reference, const HloModule &can
 }
 
 llvm::Expected<std::vector<Literal>> Run(const HloModule &module, llvm::StringRef role,
+                                         llvm::StringRef name,
                                          const std::vector<std::vector<Literal>> &args,
                                          const EvalOptions &options) {
   auto results = RunSpmd(module, args, options, nullptr);
   if (!results)
-    return makeError("cannot run the " + role + " module: " + llvm::toString(results.takeError()));
+    return makeError("cannot run the " + role + " module" +
+                     (name.empty() ? std::string() : (" (" + name + ")").str()) + ": " +
+                     llvm::toString(results.takeError()));
   return results;
 }
 
@@ -273,10 +276,10 @@ llvm::Expected<ComparisonSummary> CompareModules(const HloModule &reference,
                                                  const NumericsCheckOptions &options) {
   if (auto err = CheckSameParameters(reference, candidate))
     return makeError("cannot compare the modules: " + llvm::toString(std::move(err)));
-  auto ref_results = Run(reference, "reference", args, options.eval);
+  auto ref_results = Run(reference, "reference", options.reference_name, args, options.eval);
   if (!ref_results)
     return ref_results.takeError();
-  auto cand_results = Run(candidate, "candidate", args, options.eval);
+  auto cand_results = Run(candidate, "candidate", options.candidate_name, args, options.eval);
   if (!cand_results)
     return cand_results.takeError();
   return CompareDeviceResults(*ref_results, *cand_results, options);

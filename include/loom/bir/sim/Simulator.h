@@ -215,6 +215,13 @@ llvm::Expected<SimResult> simulateLaunch(llvm::ArrayRef<const Program *> Devices
                                          const SimOptions &Opts,
                                          SimResult *Partial = nullptr);
 
+/// The names among Names that no instruction of the programs is attributed
+/// to (the report attributes an instruction named NAME or NAME_... to
+/// collective NAME), in order: a --collective that names no collective.
+std::vector<std::string>
+collectivesNamingNothing(llvm::ArrayRef<const Program *> Programs,
+                         llvm::ArrayRef<std::string> Names);
+
 /// Splits an unsplit program in memory with lnc_splitter.
 llvm::Error splitIfNeeded(Program &P);
 

@@ -46,6 +46,10 @@ struct NumericsCheckOptions {
   std::optional<double> atol;
   /// Limits and threads of both runs (EvalOptionsFromCommandLine() in tools).
   EvalOptions eval;
+  /// What to call each module in an error, e.g. its file: "cannot run the
+  /// candidate module (b.hlo): ..."; empty names leave the parenthesis out.
+  std::string reference_name;
+  std::string candidate_name;
 };
 
 /// What comparing values found. Merge() accumulates several comparisons
