@@ -244,6 +244,7 @@ private:
                                    const Val &Op);
   llvm::Expected<Val> lowerStart(const HloInstruction &I,
                                  llvm::ArrayRef<Val> Ops);
+  Val startValue(const HloInstruction &I, llvm::ArrayRef<Val> Ops, Val Result);
   llvm::Expected<Val> lowerReduce(const HloInstruction &I,
                                   llvm::ArrayRef<Val> Ops);
   /// Folds each of G groups of R consecutive elements of In with A into
