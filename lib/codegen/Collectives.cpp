@@ -360,10 +360,21 @@ llvm::Expected<Val> DeviceLowering::lowerStart(const HloInstruction &I,
     if (C.size() != 1)
       return notLowered(I, "no wrapped computation");
     Inner = C[0]->root_instruction();
-    for (const HloInstruction *O : Inner->operands())
-      if (O->opcode() != HloOpcode::kParameter)
-        return notLowered(I, "the wrapped computation is more than one "
-                             "collective of its parameters");
+    bool OneOp = llvm::all_of(Inner->operands(), [](const HloInstruction *O) {
+      return O->opcode() == HloOpcode::kParameter;
+    });
+    if (!OneOp || !isCollectiveOpcode(Inner->opcode())) {
+      // Any other wrapped computation (several collectives, a call) runs
+      // as a call at the start: its dependencies give the overlap.
+      if (Depth > 64)
+        return notLowered(I, "calls nested deeper than 64");
+      ++Depth;
+      llvm::Expected<Val> R = lowerComputation(*C[0], Ops);
+      --Depth;
+      if (!R)
+        return R.takeError();
+      return startValue(I, Ops, std::move(*R));
+    }
   }
   bool Wrapped = !(I.opcode() == HloOpcode::kAllReduceStart) && S.IsTuple() &&
                  S.tuple_shapes_size() >= 2;
@@ -390,6 +401,13 @@ llvm::Expected<Val> DeviceLowering::lowerStart(const HloInstruction &I,
   }();
   if (!R || !Wrapped)
     return R;
+  return startValue(I, Ops, std::move(*R));
+}
+
+/// A start's value (operands, result, context...): the context has no data.
+Val DeviceLowering::startValue(const HloInstruction &I, llvm::ArrayRef<Val> Ops,
+                               Val Result) {
+  const Shape &S = I.shape();
   Val V;
   V.IsTuple = true;
   if (Ops.size() == 1)
@@ -400,7 +418,7 @@ llvm::Expected<Val> DeviceLowering::lowerStart(const HloInstruction &I,
     Operands.Elems.assign(Ops.begin(), Ops.end());
     V.Elems.push_back(std::move(Operands));
   }
-  V.Elems.push_back(std::move(*R));
+  V.Elems.push_back(std::move(Result));
   for (int64_t K = 2; K < S.tuple_shapes_size(); ++K)
     V.Elems.push_back(Val()); // a context: no data
   return V;

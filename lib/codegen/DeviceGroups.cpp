@@ -119,6 +119,22 @@ getDevicePairs(const HloInstruction &I, LaunchSize L) {
   return Out;
 }
 
+bool isCollectiveOpcode(HloOpcode Op) {
+  switch (Op) {
+  case HloOpcode::kAllGather:
+  case HloOpcode::kAllGatherStart:
+  case HloOpcode::kAllReduce:
+  case HloOpcode::kAllReduceStart:
+  case HloOpcode::kReduceScatter:
+  case HloOpcode::kAllToAll:
+  case HloOpcode::kCollectivePermute:
+  case HloOpcode::kCollectivePermuteStart:
+    return true;
+  default:
+    return false;
+  }
+}
+
 const hlo::Shape &getCollectiveResultShape(const HloInstruction &I) {
   const hlo::Shape &S = I.shape();
   bool Wrapped = (I.opcode() == HloOpcode::kAllGatherStart ||
@@ -173,22 +189,6 @@ llvm::Error checkGroupShapes(const HloInstruction &I, const hlo::Shape &Result,
 
 namespace {
 
-bool isCollective(HloOpcode Op) {
-  switch (Op) {
-  case HloOpcode::kAllGather:
-  case HloOpcode::kAllGatherStart:
-  case HloOpcode::kAllReduce:
-  case HloOpcode::kAllReduceStart:
-  case HloOpcode::kReduceScatter:
-  case HloOpcode::kAllToAll:
-  case HloOpcode::kCollectivePermute:
-  case HloOpcode::kCollectivePermuteStart:
-    return true;
-  default:
-    return false;
-  }
-}
-
 llvm::Error checkFits(const HloInstruction &I, LaunchSize L) {
   if (I.opcode() == HloOpcode::kCollectivePermute ||
       I.opcode() == HloOpcode::kCollectivePermuteStart)
@@ -207,7 +207,7 @@ std::vector<const HloInstruction *> collectivesOf(const hlo::HloModule &M) {
   std::vector<const HloInstruction *> Out;
   for (const hlo::HloComputation *C : M.computations())
     for (const HloInstruction *I : C->instructions())
-      if (isCollective(I->opcode()))
+      if (isCollectiveOpcode(I->opcode()))
         Out.push_back(I);
   return Out;
 }

@@ -222,7 +222,11 @@ private:
   llvm::Expected<Val> lowerElementwise(const HloInstruction &I,
                                        llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerConstant(const HloInstruction &I);
-  llvm::Expected<Val> lowerInt64Constant(const HloInstruction &I, int Out);
+  llvm::Expected<Val> lowerConstantOf(const HloInstruction &I, const Shape &S,
+                                      llvm::StringRef Text,
+                                      const std::string &Suffix);
+  llvm::Expected<Val> lowerInt64Constant(const HloInstruction &I, int Out,
+                                         llvm::StringRef Text);
   llvm::Expected<Val> lowerDataMovement(const HloInstruction &I,
                                         llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerDot(const HloInstruction &I, llvm::ArrayRef<Val> Ops);
@@ -244,6 +248,7 @@ private:
                                    const Val &Op);
   llvm::Expected<Val> lowerStart(const HloInstruction &I,
                                  llvm::ArrayRef<Val> Ops);
+  Val startValue(const HloInstruction &I, llvm::ArrayRef<Val> Ops, Val Result);
   llvm::Expected<Val> lowerReduce(const HloInstruction &I,
                                   llvm::ArrayRef<Val> Ops);
   /// Folds each of G groups of R consecutive elements of In with A into

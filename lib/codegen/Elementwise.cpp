@@ -351,10 +351,11 @@ static std::optional<std::vector<uint64_t>> parseInt64Literal(llvm::StringRef Te
 /// A 64-bit integer constant, read exactly; it carries its value for
 /// folding only when a double holds it exactly.
 llvm::Expected<Val> DeviceLowering::lowerInt64Constant(const HloInstruction &I,
-                                                       int Out) {
+                                                       int Out,
+                                                       llvm::StringRef Text) {
   bool Signed = Bufs[Out].T == DataType::INT64;
   std::optional<std::vector<uint64_t>> Vals =
-      parseInt64Literal(I.literal_text(), Signed);
+      parseInt64Literal(Text, Signed);
   uint64_t N = Bufs[Out].Elems;
   if (!Vals)
     return notLowered(I, "a value that is not an integer of the type");
@@ -379,17 +380,67 @@ llvm::Expected<Val> DeviceLowering::lowerInt64Constant(const HloInstruction &I,
 }
 
 /// A constant is the initial data of its location: no instruction runs.
+/// The elements of a tuple literal `( a, b, ... )`: its top-level
+/// comma-separated parts; none when the text is not one.
+static std::optional<std::vector<llvm::StringRef>>
+splitTupleLiteral(llvm::StringRef Text) {
+  Text = Text.trim();
+  if (!Text.consume_front("(") || !Text.consume_back(")"))
+    return std::nullopt;
+  std::vector<llvm::StringRef> Parts;
+  int Depth = 0;
+  size_t Start = 0;
+  for (size_t K = 0; K < Text.size(); ++K) {
+    char C = Text[K];
+    if (C == '{' || C == '(')
+      ++Depth;
+    else if (C == '}' || C == ')')
+      --Depth;
+    else if (C == ',' && Depth == 0) {
+      Parts.push_back(Text.slice(Start, K).trim());
+      Start = K + 1;
+    }
+  }
+  if (!Text.trim().empty())
+    Parts.push_back(Text.substr(Start).trim());
+  return Parts;
+}
+
 llvm::Expected<Val> DeviceLowering::lowerConstant(const HloInstruction &I) {
-  if (!I.shape().IsArray())
-    return notLowered(I, "tuple constants");
-  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  return lowerConstantOf(I, I.shape(), I.literal_text(), "");
+}
+
+/// A constant of shape S from its literal text; a tuple constant is the
+/// tuple of its elements' constants.
+llvm::Expected<Val> DeviceLowering::lowerConstantOf(const HloInstruction &I,
+                                                    const Shape &S,
+                                                    llvm::StringRef Text,
+                                                    const std::string &Suffix) {
+  if (S.IsTuple()) {
+    std::optional<std::vector<llvm::StringRef>> Parts = splitTupleLiteral(Text);
+    if (!Parts || Parts->size() != static_cast<size_t>(S.tuple_shapes_size()))
+      return notLowered(I, "a tuple literal that does not match its shape");
+    Val V;
+    V.IsTuple = true;
+    for (int64_t K = 0; K < S.tuple_shapes_size(); ++K) {
+      llvm::Expected<Val> E = lowerConstantOf(I, S.tuple_shapes(K), (*Parts)[K],
+                                              Suffix + "." + std::to_string(K));
+      if (!E)
+        return E.takeError();
+      V.Elems.push_back(std::move(*E));
+    }
+    return V;
+  }
+  if (!S.IsArray())
+    return notLowered(I, "a constant that is neither an array nor a tuple");
+  llvm::Expected<int> Out = resultBuffer(I, S, Suffix);
   if (!Out)
     return Out.takeError();
   uint64_t N = Bufs[*Out].Elems;
   DataType T64 = Bufs[*Out].T;
   if (T64 == DataType::INT64 || T64 == DataType::UINT64)
-    return lowerInt64Constant(I, *Out);
-  std::optional<std::vector<double>> Vals = parseLiteral(I.literal_text());
+    return lowerInt64Constant(I, *Out, Text);
+  std::optional<std::vector<double>> Vals = parseLiteral(Text);
   if (!Vals)
     return notLowered(I, "a value that is not a number, inf or nan (NaN "
                          "payloads and hexadecimal text are not read)");

@@ -43,6 +43,10 @@ expandDeviceGroups(const hlo::HloInstruction &I,
 llvm::Expected<std::vector<std::pair<int64_t, int64_t>>>
 getDevicePairs(const hlo::HloInstruction &I, LaunchSize L);
 
+/// all-reduce, all-gather, reduce-scatter, all-to-all, collective-permute
+/// and their -start forms.
+bool isCollectiveOpcode(hlo::HloOpcode Op);
+
 /// The result shape of a collective (all-reduce, all-gather, reduce-scatter,
 /// all-to-all, collective-permute or their -start forms): a -start's
 /// (operands, result, context...) gives its element 1.
