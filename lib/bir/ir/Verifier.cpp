@@ -75,6 +75,7 @@ bool canRunOn(InstructionType T, Engine E) {
   case InstructionType::GPSIMDSB2SB:
     return E == Engine::POOL;
   case InstructionType::DMACopy:
+  case InstructionType::IndirectDMACopy:
     return isDMAQueue(E);
   case InstructionType::CollectiveCompute:
     return E == Engine::POOL || E == Engine::SP || isDMAQueue(E);
@@ -111,6 +112,8 @@ Arity getArity(InstructionType T) {
     return {0, 0, 0};
   case InstructionType::TensorCompletion:
     return {1, UINT_MAX, 0};
+  case InstructionType::IndirectDMACopy:
+    return {2, 1 + InstIndirectDMACopy::MaxOffsets, 1};
   default:
     return {1, 1, 1};
   }
@@ -455,6 +458,11 @@ llvm::Error ModuleVerifier::verifyKind(const Instruction &I,
     return verifyBarrier(llvm::cast<InstCoreBarrier>(I), P);
   case InstructionType::TensorCompletion:
     return verifyCompletion(llvm::cast<InstTensorCompletion>(I), P);
+  case InstructionType::IndirectDMACopy:
+    if (auto Problem =
+            checkIndirectDMACopy(llvm::cast<InstIndirectDMACopy>(I)))
+      return failAt(P + Problem->first, Problem->second);
+    return llvm::Error::success();
   case InstructionType::Branch:
     return llvm::Error::success();
   }
