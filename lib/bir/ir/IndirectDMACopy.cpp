@@ -69,6 +69,17 @@ int64_t readIndexValue(DataType Type, const uint8_t *P) {
     std::memcpy(&V, P, 4);
     return V;
   }
+  case DataType::INT64: {
+    int64_t V;
+    std::memcpy(&V, P, 8);
+    return V;
+  }
+  case DataType::UINT64: {
+    // Beyond int64's range the value clamps to every limit anyway.
+    uint64_t V;
+    std::memcpy(&V, P, 8);
+    return V > uint64_t(INT64_MAX) ? INT64_MAX : int64_t(V);
+  }
   default:
     return 0;
   }

@@ -82,7 +82,8 @@ std::optional<std::pair<std::string, std::string>>
 checkIndirectDMACopy(const InstIndirectDMACopy &I);
 
 /// The value of an integer element stored at P (little-endian, as the
-/// simulator's storages hold it); Type must be an integer type.
+/// simulator's storages hold it); Type must be an integer type. A uint64
+/// above int64's range reads as INT64_MAX (it clamps to any limit alike).
 int64_t readIndexValue(DataType Type, const uint8_t *P);
 
 } // namespace loom::bir
