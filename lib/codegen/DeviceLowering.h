@@ -276,6 +276,15 @@ private:
                                  llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerGather(const HloInstruction &I,
                                   llvm::ArrayRef<Val> Ops);
+  /// Loops.cpp: the trip count found by folding the condition and the
+  /// body at compile time (no instruction emitted); whether the loop
+  /// becomes a Loop branch; that lowering.
+  std::optional<int64_t> countTrips(const HloComputation &Cond,
+                                    const HloComputation &Body, const Val &Init);
+  bool wantsLoopBranch(const HloComputation &Body, int64_t Trips);
+  llvm::Expected<Val> lowerLoopBranch(const HloInstruction &I,
+                                      const HloComputation &Body,
+                                      const Val &Init, int64_t Trips);
 
   const hlo::HloModule &HM;
   LaunchSize LS;
