@@ -273,6 +273,12 @@ DeviceLowering::lower(const HloInstruction &I,
     return lowerDynamicSlice(I, Ops);
   case HloOpcode::kWhile:
     return lowerWhile(I, Ops);
+  case HloOpcode::kGather:
+    if (llvm::Error E = arrayOps())
+      return E;
+    if (llvm::Error E = typeOf(I, I.shape()).takeError())
+      return E;
+    return lowerGather(I, Ops);
   default:
     return notLowered(I, "no lowering for this opcode yet");
   }
@@ -293,6 +299,11 @@ llvm::Expected<Val> DeviceLowering::lowerComputation(const HloComputation &C,
     if (!V)
       return V.takeError();
     Vals[I] = std::move(*V);
+    for (const CoreEmitter &E : Cores)
+      if (E.numEmitted() > MaxInstructionsPerCore)
+        return notLowered(*I, "the program of a core would exceed " +
+                                  llvm::Twine(MaxInstructionsPerCore) +
+                                  " instructions");
   }
   return Vals.lookup(C.root_instruction());
 }

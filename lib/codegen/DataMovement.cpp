@@ -7,7 +7,8 @@
 namespace loom::codegen::detail {
 
 void DeviceLowering::move(const HloInstruction &I, int Src, uint64_t SrcOff,
-                          Dims SrcD, int Dst, uint64_t DstOff, Dims DstD) {
+                          Dims SrcD, int Dst, uint64_t DstOff, Dims DstD,
+                          const RunTimeOffset *RT, unsigned FirstCore) {
   assert(countOf(SrcD) == countOf(DstD) && "a move keeps the element count");
   if (countOf(SrcD) == 0)
     return;
@@ -37,10 +38,20 @@ void DeviceLowering::move(const HloInstruction &I, int Src, uint64_t SrcOff,
       DO += Lo * DstD[0].Step;
       S[0].Count = D[0].Count = Hi - Lo;
     }
-    unsigned Core = K % L;
-    Cores[Core].emit(std::make_unique<InstDMACopy>(name(Core, I, "dma"),
-                                                   Cores[Core].nextDma(), false),
-                     {dram(Src, Core, SO, S)}, {dram(Dst, Core, DO, D)});
+    unsigned Core = (FirstCore + K) % L;
+    if (!RT) {
+      Cores[Core].emit(std::make_unique<InstDMACopy>(
+                           name(Core, I, "dma"), Cores[Core].nextDma(), false),
+                       {dram(Src, Core, SO, S)}, {dram(Dst, Core, DO, D)});
+      continue;
+    }
+    std::vector<AccessPattern> Ins = {dram(Src, Core, SO, S)};
+    for (auto [Buf, Elem] : RT->Index)
+      Ins.push_back(dram(Buf, Core, Elem, {{1, 1}}));
+    Cores[Core].emit(std::make_unique<InstIndirectDMACopy>(
+                         name(Core, I, "idma"), Cores[Core].nextDma(), RT->Side,
+                         RT->Terms, false),
+                     std::move(Ins), {dram(Dst, Core, DO, D)});
   }
 }
 
@@ -192,29 +203,38 @@ llvm::Expected<Val> DeviceLowering::lowerDynamicSlice(const HloInstruction &I,
   uint64_t Off = 0;
   Dims Region, Packed;
   std::vector<int64_t> PSt = rowMajorStrides(Sizes);
+  RunTimeOffset RT;
+  RT.Side = Update ? IndirectSide::Out : IndirectSide::In;
   for (int64_t K = 0; K < S.rank(); ++K) {
-    std::optional<double> C = Ops[First + K].Const;
-    if (!C)
-      return notLowered(I, "start index " + llvm::Twine(K) +
-                               " depends on data (only offsets known at "
-                               "compile time are lowered)");
-    // XLA clamps the start so that the slice fits.
-    int64_t Start = std::clamp<int64_t>(static_cast<int64_t>(*C), 0,
-                                        Dm[K] - Sizes[K]);
-    Off += Start * St[K];
     Region.push_back({St[K], static_cast<uint64_t>(Sizes[K])});
     Packed.push_back({PSt[K], static_cast<uint64_t>(Sizes[K])});
+    // XLA clamps the start so that the slice fits: 0 <= start <= Limit.
+    int64_t Limit = Dm[K] - Sizes[K];
+    if (std::optional<double> C = Ops[First + K].Const) {
+      Off += std::clamp<int64_t>(static_cast<int64_t>(*C), 0, Limit) * St[K];
+      continue;
+    }
+    if (Limit == 0)
+      continue; // the clamp makes every start 0
+    // Computed on the device: the DMA reads it when it runs.
+    RT.Terms.push_back({St[K], static_cast<uint64_t>(Limit)});
+    RT.Index.push_back({Ops[First + K].Buf, 0});
   }
+  if (RT.Terms.size() > InstIndirectDMACopy::MaxOffsets)
+    return notLowered(I, "more than " +
+                             llvm::Twine(InstIndirectDMACopy::MaxOffsets) +
+                             " start indices computed on the device");
+  const RunTimeOffset *Dyn = RT.Terms.empty() ? nullptr : &RT;
   llvm::Expected<int> Out = resultBuffer(I, I.shape());
   if (!Out)
     return Out.takeError();
   if (!Update) {
-    move(I, Ops[0].Buf, Off, Region, *Out, 0, Packed);
+    move(I, Ops[0].Buf, Off, Region, *Out, 0, Packed, Dyn);
   } else {
     uint64_t E = Bufs[*Out].Elems;
     move(I, Ops[0].Buf, 0, {{1, E}}, *Out, 0, {{1, E}});
     barrier((I.name() + ".copy").str());
-    move(I, Ops[1].Buf, 0, Packed, *Out, Off, Region);
+    move(I, Ops[1].Buf, 0, Packed, *Out, Off, Region, Dyn);
   }
   barrier(I.name());
   return arrayVal(*Out);

@@ -63,6 +63,10 @@ inline Val arrayVal(int Buf, std::optional<double> Const = std::nullopt) {
 /// Loops are unrolled (docs/codegen.md, "Loops") up to this trip count.
 constexpr int64_t MaxUnrolledTrips = 64;
 
+/// A core's program stops growing here: a larger one is refused
+/// (docs/codegen.md, "Loops") rather than built for minutes.
+constexpr uint64_t MaxInstructionsPerCore = 500000;
+
 /// A SharedDRAM location present in every core's module.
 struct Buffer {
   DataType T;
@@ -72,6 +76,16 @@ struct Buffer {
 
 /// A strided walk over elements: (step, count) pairs, outermost first.
 using Dims = std::vector<PatternDim>;
+
+/// A move whose source (Side In) or destination (Side Out) starts at an
+/// offset the device computes: the IndirectDMACopy terms, and for each the
+/// buffer and element that hold its index value (docs/codegen.md,
+/// "Run-time offsets").
+struct RunTimeOffset {
+  IndirectSide Side = IndirectSide::In;
+  std::vector<IndirectOffset> Terms;
+  std::vector<std::pair<int, uint64_t>> Index;
+};
 
 std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> Shape);
 /// Drops count-1 dimensions and merges dimensions that walk on
@@ -203,8 +217,11 @@ private:
   }
   /// Copies elements from one walk to another, split between the cores
   /// along the outermost dimension of the destination walk.
+  /// With RT, every piece is an IndirectDMACopy whose RT.Side operand
+  /// moves by RT's terms. Piece k goes to core (FirstCore + k) mod L.
   void move(const HloInstruction &I, int Src, uint64_t SrcOff, Dims SrcD,
-            int Dst, uint64_t DstOff, Dims DstD);
+            int Dst, uint64_t DstOff, Dims DstD,
+            const RunTimeOffset *RT = nullptr, unsigned FirstCore = 0);
   /// Streams elementwise work through SB: Make builds the engine
   /// instruction for one chunk.
   using MakeOp = std::function<std::unique_ptr<Instruction>(
@@ -262,6 +279,17 @@ private:
                                         llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerWhile(const HloInstruction &I,
                                  llvm::ArrayRef<Val> Ops);
+  llvm::Expected<Val> lowerGather(const HloInstruction &I,
+                                  llvm::ArrayRef<Val> Ops);
+  /// Loops.cpp: the trip count found by folding the condition and the
+  /// body at compile time (no instruction emitted); whether the loop
+  /// becomes a Loop branch; that lowering.
+  std::optional<int64_t> countTrips(const HloComputation &Cond,
+                                    const HloComputation &Body, const Val &Init);
+  bool wantsLoopBranch(const HloComputation &Body, int64_t Trips);
+  llvm::Expected<Val> lowerLoopBranch(const HloInstruction &I,
+                                      const HloComputation &Body,
+                                      const Val &Init, int64_t Trips);
 
   const hlo::HloModule &HM;
   LaunchSize LS;

@@ -45,27 +45,43 @@ std::pair<uint64_t, uint64_t> byteRange(const AccessPattern &AP) {
 
 } // namespace
 
+void CoreEmitter::overlapping(const AccessMap &M, uint64_t Lo, uint64_t Hi,
+                              const Instruction *I) {
+  // Only accesses starting at most MaxLen before Lo can reach into it.
+  uint64_t From = Lo > M.MaxLen ? Lo - M.MaxLen : 0;
+  for (auto A = M.ByLo.lower_bound(From); A != M.ByLo.end() && A->first < Hi;
+       ++A)
+    if (Lo < A->second.Hi && A->second.I != I)
+      Found.push_back({A->second.Seq, A->second.I});
+}
+
 void CoreEmitter::addDeps(Instruction *I, const AccessPattern &AP, bool Write) {
   auto It = Accesses.find(AP.getLocation());
   if (It == Accesses.end())
     return;
   auto [Lo, Hi] = byteRange(AP);
-  for (const Access &A : It->second)
-    if ((Write || A.Write) && A.Lo < Hi && Lo < A.Hi && A.I != I)
-      I->addDependency(A.I);
+  Found.clear();
+  overlapping(It->second.Writes, Lo, Hi, I);
+  if (Write)
+    overlapping(It->second.Reads, Lo, Hi, I);
+  // In emission order, so the output does not depend on the maps' order.
+  llvm::sort(Found);
+  for (auto &[Seq, Dep] : Found)
+    I->addDependency(Dep);
 }
 
 void CoreEmitter::record(Instruction *I, const AccessPattern &AP, bool Write) {
   auto [Lo, Hi] = byteRange(AP);
-  std::vector<Access> &List = Accesses[AP.getLocation()];
+  LocAccesses &LA = Accesses[AP.getLocation()];
   if (Write)
     // Accesses this write covers are ordered before it, and so before
     // everything that will wait for it.
-    llvm::erase_if(List,
-                   [&, Lo = Lo, Hi = Hi](const Access &A) {
-                     return A.Lo >= Lo && A.Hi <= Hi;
-                   });
-  List.push_back({Lo, Hi, I, Write, NextSeq});
+    for (AccessMap *M : {&LA.Reads, &LA.Writes})
+      for (auto A = M->ByLo.lower_bound(Lo); A != M->ByLo.end() && A->first < Hi;)
+        A = A->second.Hi <= Hi ? M->ByLo.erase(A) : std::next(A);
+  AccessMap &M = Write ? LA.Writes : LA.Reads;
+  M.ByLo.emplace(Lo, Access{Lo, Hi, I, Write, NextSeq});
+  M.MaxLen = std::max(M.MaxLen, Hi - Lo);
 }
 
 Instruction *CoreEmitter::emit(std::unique_ptr<Instruction> Inst,
@@ -79,13 +95,26 @@ Instruction *CoreEmitter::emit(std::unique_ptr<Instruction> Inst,
     I->addOutput(AP);
   if (LastFence)
     I->addDependency(LastFence);
-  for (const AccessPattern &AP : I->inputs())
+  // The operand of an IndirectDMACopy that moves at run time may touch any
+  // byte of its range over every index value: its dependencies cover that.
+  std::vector<AccessPattern> Reads(I->inputs().begin(), I->inputs().end());
+  std::vector<AccessPattern> Writes(I->outputs().begin(), I->outputs().end());
+  if (const auto *ID = llvm::dyn_cast<InstIndirectDMACopy>(I)) {
+    AccessPattern &D = ID->getSide() == IndirectSide::In ? Reads[0] : Writes[0];
+    auto [Low, High] = ID->getDeltaRange();
+    std::vector<PatternDim> P(D.getPattern().begin(), D.getPattern().end());
+    if (High > Low)
+      P.insert(P.begin(), PatternDim{High - Low, 2});
+    D.setOffset(D.getOffset() + Low * int64_t(getDataTypeSize(D.getType())));
+    D.setPattern(std::move(P));
+  }
+  for (const AccessPattern &AP : Reads)
     addDeps(I, AP, false);
-  for (const AccessPattern &AP : I->outputs())
+  for (const AccessPattern &AP : Writes)
     addDeps(I, AP, true);
-  for (const AccessPattern &AP : I->inputs())
+  for (const AccessPattern &AP : Reads)
     record(I, AP, false);
-  for (const AccessPattern &AP : I->outputs())
+  for (const AccessPattern &AP : Writes)
     record(I, AP, true);
   return I;
 }
@@ -97,9 +126,10 @@ Instruction *CoreEmitter::emitFence(std::unique_ptr<Instruction> Inst) {
   // Every pending access, in emission order (Accesses is keyed by pointer,
   // so its iteration order differs between runs).
   std::vector<std::pair<uint64_t, Instruction *>> Pending;
-  for (auto &[Loc, List] : Accesses)
-    for (const Access &A : List)
-      Pending.push_back({A.Seq, A.I});
+  for (auto &[Loc, LA] : Accesses)
+    for (const AccessMap *M : {&LA.Reads, &LA.Writes})
+      for (const auto &[Lo, A] : M->ByLo)
+        Pending.push_back({A.Seq, A.I});
   llvm::sort(Pending);
   Pending.erase(std::unique(Pending.begin(), Pending.end()), Pending.end());
   for (auto &[Seq, Dep] : Pending)

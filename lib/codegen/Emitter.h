@@ -62,6 +62,9 @@ public:
   /// outstanding access and every later access waits for it (a barrier).
   bir::Instruction *emitFence(std::unique_ptr<bir::Instruction> I);
 
+  /// The instructions emitted so far (fences not counted).
+  uint64_t numEmitted() const { return NextSeq; }
+
   /// The next DMA queue, round robin over the 16.
   bir::Engine nextDma();
   /// The next SB working tile of type T (128 partitions x SlotBytes).
@@ -101,7 +104,21 @@ private:
   };
   static std::string unique(NameSet &S, llvm::StringRef Base);
   NameSet InstNames, LocNames;
-  llvm::DenseMap<const bir::MemoryLocation *, std::vector<Access>> Accesses;
+  /// Pending accesses by first byte, and the longest of them, so that
+  /// finding the ones a range overlaps does not walk them all (a dot's
+  /// thousands of tile loads from one operand).
+  struct AccessMap {
+    std::multimap<uint64_t, Access> ByLo;
+    uint64_t MaxLen = 0;
+  };
+  /// A location's reads and writes apart: a read waits only for writes.
+  struct LocAccesses {
+    AccessMap Reads, Writes;
+  };
+  void overlapping(const AccessMap &M, uint64_t Lo, uint64_t Hi,
+                   const bir::Instruction *I);
+  llvm::DenseMap<const bir::MemoryLocation *, LocAccesses> Accesses;
+  std::vector<std::pair<uint64_t, bir::Instruction *>> Found;
   /// The last fence: every access after it waits for it.
   bir::Instruction *LastFence = nullptr;
   std::map<bir::DataType, std::pair<std::vector<bir::MemoryLocation *>, unsigned>>

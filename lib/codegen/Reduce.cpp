@@ -264,6 +264,9 @@ llvm::Expected<Val> DeviceLowering::lowerWhile(const HloInstruction &I,
   if (Cond.size() != 1 || Body.size() != 1)
     return notLowered(I, "no condition or body");
   Val State = Ops[0];
+  if (std::optional<int64_t> Trips = countTrips(*Cond[0], *Body[0], State))
+    if (wantsLoopBranch(*Body[0], *Trips))
+      return lowerLoopBranch(I, *Body[0], State, *Trips);
   for (int64_t Trip = 0;; ++Trip) {
     llvm::Expected<Val> Go = lowerComputation(*Cond[0], {State});
     if (!Go)

@@ -291,7 +291,7 @@ const Malformed MalformedCases[] = {
      "'Copy'; expected one of GPSIMDSB2SB, CollectiveCompute, CoreBarrier, "
      "TensorCompletion, Matmul, Activation, TensorTensor, TensorCopy, Memset, "
      "DMACopy, Branch, SemaphoreWait, Select, TensorReduce, Iota, "
-     "TensorConvert"},
+     "TensorConvert, IndirectDMACopy"},
     {"\"engine\": \"DVE\"", "\"engine\": \"DVE\", \"opcode\": 33",
      "$.modules[0].blocks[0].instructions[0].opcode: opcode 33 is not "
      "TensorCopy's (203)"},

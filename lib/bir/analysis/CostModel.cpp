@@ -269,6 +269,15 @@ double CostModel::instructionNs(const Instruction &I) const {
     uint64_t Chunks = std::max(getDmaChunks(In), getDmaChunks(Out));
     return dmaCopyNs(bytesOf(Out), Chunks, Copy.isAccumulate());
   }
+  case InstructionType::IndirectDMACopy: {
+    // The queue first reads the index values (one more descriptor fetch,
+    // a fixed cost), then moves the data as a DMACopy of the same patterns
+    // does: the bytes and runs do not depend on where the operand starts.
+    const auto &Copy = llvm::cast<InstIndirectDMACopy>(I);
+    const AccessPattern &In = I.inputs()[0], &Out = I.outputs()[0];
+    uint64_t Chunks = std::max(getDmaChunks(In), getDmaChunks(Out));
+    return P.DmaFixedNs + dmaCopyNs(bytesOf(Out), Chunks, Copy.isAccumulate());
+  }
   case InstructionType::GPSIMDSB2SB: {
     if (I.inputs().empty())
       return P.Sb2sbStartNs;

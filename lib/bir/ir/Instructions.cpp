@@ -30,6 +30,7 @@ const TypeName TypeNames[] = {
     {InstructionType::TensorReduce, "TensorReduce"},
     {InstructionType::Iota, "Iota"},
     {InstructionType::TensorConvert, "TensorConvert"},
+    {InstructionType::IndirectDMACopy, "IndirectDMACopy"},
 };
 } // namespace
 

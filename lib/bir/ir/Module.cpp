@@ -55,6 +55,13 @@ std::unique_ptr<Instruction> cloneFields(const Instruction &I) {
       C->setSignal(D.getSignal()->Core, D.getSignal()->Semaphore);
     return C;
   }
+  case InstructionType::IndirectDMACopy: {
+    const auto &D = llvm::cast<InstIndirectDMACopy>(I);
+    return std::make_unique<InstIndirectDMACopy>(
+        std::move(Name), E, D.getSide(),
+        std::vector<IndirectOffset>(D.getOffsets().begin(), D.getOffsets().end()),
+        D.isAccumulate());
+  }
   case InstructionType::GPSIMDSB2SB: {
     const auto &G = llvm::cast<InstGPSIMDSB2SB>(I);
     auto C = std::make_unique<InstGPSIMDSB2SB>(std::move(Name), E, G.isLowered());

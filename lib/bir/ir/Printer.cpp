@@ -65,6 +65,14 @@ void printAttributes(llvm::raw_ostream &OS, const Instruction &I) {
     printFlag(OS, CC->isLocal(), "local");
   } else if (const auto *DMA = dyn_cast<InstDMACopy>(&I)) {
     printFlag(OS, DMA->isAccumulate(), "accumulate");
+  } else if (const auto *ID = dyn_cast<InstIndirectDMACopy>(&I)) {
+    printFlag(OS, ID->isAccumulate(), "accumulate");
+    OS << " dynamic=" << enumName(ID->getSide()) << " offsets=(";
+    llvm::interleave(
+        ID->getOffsets(), OS,
+        [&](const IndirectOffset &O) { OS << O.Stride << ':' << O.Limit; },
+        ",");
+    OS << ')';
   } else if (const auto *SB2SB = dyn_cast<InstGPSIMDSB2SB>(&I)) {
     printFlag(OS, SB2SB->isLowered(), "lowered");
   } else if (const auto *TC = dyn_cast<InstTensorCompletion>(&I)) {

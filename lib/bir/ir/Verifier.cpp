@@ -86,6 +86,7 @@ bool canRunOn(InstructionType T, Engine E) {
   case InstructionType::GPSIMDSB2SB:
     return E == Engine::POOL;
   case InstructionType::DMACopy:
+  case InstructionType::IndirectDMACopy:
     return isDMAQueue(E);
   case InstructionType::CollectiveCompute:
     return E == Engine::POOL || E == Engine::SP || isDMAQueue(E);
@@ -122,6 +123,8 @@ Arity getArity(InstructionType T) {
     return {0, 0, 0};
   case InstructionType::TensorCompletion:
     return {1, UINT_MAX, 0};
+  case InstructionType::IndirectDMACopy:
+    return {2, 1 + InstIndirectDMACopy::MaxOffsets, 1};
   default:
     return {1, 1, 1};
   }

@@ -86,6 +86,11 @@ llvm::Error ModuleVerifier::verifyKind(const Instruction &I,
     return verifyBarrier(llvm::cast<InstCoreBarrier>(I), P);
   case InstructionType::TensorCompletion:
     return verifyCompletion(llvm::cast<InstTensorCompletion>(I), P);
+  case InstructionType::IndirectDMACopy:
+    if (auto Problem =
+            checkIndirectDMACopy(llvm::cast<InstIndirectDMACopy>(I)))
+      return failAt(P + Problem->first, Problem->second);
+    return llvm::Error::success();
   case InstructionType::Branch:
     return llvm::Error::success();
   }

@@ -556,6 +556,21 @@ std::unique_ptr<Instruction> Reader::createInstruction(InstructionType T,
     readSignal(O, *I);
     return I;
   }
+  case InstructionType::IndirectDMACopy: {
+    checkInstructionKeys(O, {"accumulate", "dynamic", "offsets"});
+    bool Accumulate = getBool(O, "accumulate");
+    auto Side = getEnum<IndirectSide>(O, "dynamic");
+    std::vector<IndirectOffset> Offsets;
+    forEach(O, "offsets", true, [&](JsonRef V, const JsonPath &Path) {
+      Obj T = asObject(V, Path);
+      checkKeys(T, {"stride", "limit"});
+      int64_t Stride = asSigned(get(T, "stride", true), Path.field("stride"));
+      uint64_t Limit = getUnsigned(T, "limit", UINT64_MAX);
+      Offsets.push_back({Stride, Limit});
+    });
+    return std::make_unique<InstIndirectDMACopy>(std::move(Name), E, Side,
+                                                 std::move(Offsets), Accumulate);
+  }
   case InstructionType::GPSIMDSB2SB: {
     checkInstructionKeys(O, {"lowered", "signal"});
     auto I = std::make_unique<InstGPSIMDSB2SB>(std::move(Name), E,

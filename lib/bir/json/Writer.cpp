@@ -150,9 +150,12 @@ template <typename Out> void writeInstruction(Out &W, const Instruction &I) {
   const auto *Iota = dyn_cast<InstIota>(&I);
   const auto *Br = dyn_cast<InstBranch>(&I);
   const auto *Copy = dyn_cast<InstCopyBase>(&I);
+  const auto *ID = dyn_cast<InstIndirectDMACopy>(&I);
   W.object([&] {
     if (DMA)
       fieldBool(W, "accumulate", DMA->isAccumulate());
+    if (ID)
+      fieldBool(W, "accumulate", ID->isAccumulate());
     if (MM)
       fieldBool(W, "accumulate", MM->isAccumulate());
     if (TR)
@@ -166,6 +169,8 @@ template <typename Out> void writeInstruction(Out &W, const Instruction &I) {
       for (const Instruction *D : I.dependencies())
         W.string(D->getName());
     });
+    if (ID)
+      field(W, "dynamic", enumName(ID->getSide()));
     field(W, "engine", enumName(I.getEngine()));
     if (Act)
       field(W, "func", enumName(Act->getFunc()));
@@ -192,6 +197,17 @@ template <typename Out> void writeInstruction(Out &W, const Instruction &I) {
       });
     }
     field(W, "name", I.getName());
+    if (ID) {
+      W.key("offsets");
+      W.array([&] {
+        for (const IndirectOffset &O : ID->getOffsets())
+          W.object([&] {
+            fieldUnsigned(W, "limit", O.Limit);
+            W.key("stride");
+            W.integer(O.Stride);
+          });
+      });
+    }
     if (TT)
       field(W, "op", enumName(TT->getOp()));
     if (TR)

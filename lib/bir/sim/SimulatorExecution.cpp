@@ -71,9 +71,33 @@ void SubgraphSim::reportUninit(const CoreSim &C, const StaticInst &S,
   }
 }
 
+void SubgraphSim::copyOperands(CoreSim &C, const StaticInst &S,
+                               const OperandInfo &In, const OperandInfo &Out) {
+  if (!S.Accumulate && In.S != Out.S) {
+    // Different buffers: nothing read can be overwritten first.
+    if (std::optional<uint64_t> Bad =
+            copyRuns(*In.S, In.Shape, *Out.S, Out.Shape, RunScratch))
+      reportUninit(C, S, In, *Bad);
+    return;
+  }
+  if (!gatherChecked(C, S, In, Buf0))
+    return;
+  if (S.Accumulate) {
+    if (!gatherChecked(C, S, Out, Buf1))
+      return;
+    accumulate(Out.AP->getType(), Buf0.data(), Buf1.data(),
+               Out.AP->getNumElements());
+    scatter(*Out.S, Out.Shape, Buf1.data());
+    return;
+  }
+  scatter(*Out.S, Out.Shape, Buf0.data());
+}
+
 void SubgraphSim::execute(CoreSim &C, StaticInst &S, uint64_t Exec,
                           uint32_t VC) {
   const Instruction &I = *S.I;
+  if (I.getType() == InstructionType::IndirectDMACopy)
+    return executeIndirect(C, S, Exec, VC);
   if (RaceCheck && I.getType() != InstructionType::TensorCompletion) {
     for (const OperandInfo &Op : S.In)
       raceAccess(C, S, Exec, Op, false, VC);
@@ -84,28 +108,9 @@ void SubgraphSim::execute(CoreSim &C, StaticInst &S, uint64_t Exec,
   }
   switch (I.getType()) {
   case InstructionType::DMACopy:
-  case InstructionType::GPSIMDSB2SB: {
-    const OperandInfo &In = S.In[0], &Out = S.Out[0];
-    if (!S.Accumulate && In.S != Out.S) {
-      // Different buffers: nothing read can be overwritten first.
-      if (std::optional<uint64_t> Bad =
-              copyRuns(*In.S, In.Shape, *Out.S, Out.Shape, RunScratch))
-        reportUninit(C, S, In, *Bad);
-      return;
-    }
-    if (!gatherChecked(C, S, In, Buf0))
-      return;
-    if (S.Accumulate) {
-      if (!gatherChecked(C, S, Out, Buf1))
-        return;
-      accumulate(Out.AP->getType(), Buf0.data(), Buf1.data(),
-                 Out.AP->getNumElements());
-      scatter(*Out.S, Out.Shape, Buf1.data());
-      return;
-    }
-    scatter(*Out.S, Out.Shape, Buf0.data());
+  case InstructionType::GPSIMDSB2SB:
+    copyOperands(C, S, S.In[0], S.Out[0]);
     return;
-  }
   case InstructionType::TensorCopy: {
     const OperandInfo &In = S.In[0], &Out = S.Out[0];
     if (In.AP->getType() == Out.AP->getType() && In.S != Out.S) {

@@ -326,6 +326,11 @@ private:
   void releaseRound(Round &R, double Now, bool IsCollective);
   void executeCollective(Round &R);
   void execute(CoreSim &C, StaticInst &S, uint64_t Exec, uint32_t VC);
+  /// A DMACopy's effect between In and Out (also of an IndirectDMACopy,
+  /// with the operand its offsets moved).
+  void copyOperands(CoreSim &C, const StaticInst &S, const OperandInfo &In,
+                    const OperandInfo &Out);
+  void executeIndirect(CoreSim &C, StaticInst &S, uint64_t Exec, uint32_t VC);
   void raceAccess(CoreSim &C, StaticInst &S, uint64_t Exec,
                   const OperandInfo &Op, bool Write, uint32_t VC);
   bool gatherChecked(CoreSim &C, const StaticInst &S, const OperandInfo &Op,

@@ -190,6 +190,8 @@ llvm::Error SubgraphSim::makeStatics(CoreSim &C) {
     }
     if (auto *D = llvm::dyn_cast<InstDMACopy>(&I))
       S.Accumulate = D->isAccumulate();
+    if (auto *D = llvm::dyn_cast<InstIndirectDMACopy>(&I))
+      S.Accumulate = D->isAccumulate();
     if (auto *Mm = llvm::dyn_cast<InstMatmul>(&I))
       S.Accumulate = Mm->isAccumulate();
     if (auto *TR = llvm::dyn_cast<InstTensorReduce>(&I))

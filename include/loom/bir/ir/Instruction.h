@@ -29,7 +29,8 @@ class Module;
 
 /// Opcodes. GPSIMDSB2SB, CollectiveCompute, CoreBarrier and TensorCompletion
 /// carry neuronx-cc's ordinals; the others are loom's, numbered from 200 so they
-/// cannot collide with an ordinal of neuronx-cc that is not known yet.
+/// cannot collide with an ordinal of neuronx-cc that is not known yet;
+/// 220-229 hold the opcodes of run-time addressing.
 enum class InstructionType : uint16_t {
   GPSIMDSB2SB = 33,
   CollectiveCompute = 48,
@@ -47,6 +48,7 @@ enum class InstructionType : uint16_t {
   TensorReduce = 209,
   Iota = 210,
   TensorConvert = 211,
+  IndirectDMACopy = 220,
 };
 
 llvm::StringRef getInstructionTypeName(InstructionType T);

@@ -440,4 +440,6 @@ private:
 
 } // namespace loom::bir
 
+#include "loom/bir/ir/IndirectDMACopy.h"
+
 #endif
