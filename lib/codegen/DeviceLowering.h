@@ -5,8 +5,9 @@
 // class, whose methods live in the file of their op family:
 // Codegen.cpp (the walk over computations), Elementwise.cpp (elementwise
 // ops, constants, folding), DataMovement.cpp (moves, dynamic slices),
-// Dot.cpp (dot, the contraction split, AwsNeuronCollectiveMatmul),
-// Collectives.cpp, Reduce.cpp (reduce, iota, while).
+// Dot.cpp (dot, the contraction split), CollectiveMatmul.cpp
+// (AwsNeuronCollectiveMatmul), Collectives.cpp, Reduce.cpp (reduce, iota,
+// while).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_LIB_CODEGEN_DEVICELOWERING_H
@@ -100,6 +101,9 @@ std::optional<double> foldInteger(const HloInstruction &I,
 /// The reduce op of a collective's to_apply, and of a reduce's.
 llvm::Expected<ReduceOp> reduceOpOf(const HloInstruction &I);
 llvm::Expected<ArithOp> reduceArithOf(const HloInstruction &I);
+/// The dimensions of S that are neither batch nor contracting, in order.
+std::vector<int64_t> freeDims(const Shape &S, llvm::ArrayRef<int64_t> Batch,
+                              llvm::ArrayRef<int64_t> Contract);
 
 class DeviceLowering {
 public:
@@ -230,8 +234,20 @@ private:
                                  const hlo::DotDimensionNumbers &DN,
                                  llvm::ArrayRef<Val> Ops,
                                  const Shape &ResultShape);
+  /// A dot operand laid out as [batch][contracting][free] (a move unless it
+  /// is already so): the order the tiles read.
+  int canonicalOperand(const HloInstruction &I, int Buf, const Shape &S,
+                       llvm::ArrayRef<int64_t> Bt, llvm::ArrayRef<int64_t> Ct,
+                       llvm::ArrayRef<int64_t> Fr, llvm::StringRef Tag);
   llvm::Expected<Val> lowerCollectiveMatmul(const HloInstruction &I,
                                             llvm::ArrayRef<Val> Ops);
+  /// Step S of a collective matmul's ring (CollectiveMatmul.cpp).
+  void ringStep(const HloInstruction &I, unsigned Step,
+                const std::vector<unsigned> &Group, int InBuf, uint64_t InOff,
+                int OutBuf, uint64_t OutOff, uint64_t E);
+  struct RingDot;
+  void ringBlockTiles(const HloInstruction &I, const RingDot &R, uint64_t Block,
+                      int Src, uint64_t SrcRow);
   void splitContraction(const HloInstruction &I, int LT, int RT, int Out,
                         DataType TO, uint64_t Bi, uint64_t M0, uint64_t N0,
                         uint64_t M, uint64_t N, uint64_t K, uint64_t Mt,
@@ -258,6 +274,8 @@ private:
   std::vector<CoreEmitter> Cores;
   std::vector<Buffer> Bufs;
   unsigned NextBarrier = 0;
+  /// Names the SB-to-SB tile exchanges of collective matmuls.
+  unsigned NextExchange = 0;
   unsigned Depth = 0;
 };
 
