@@ -189,6 +189,34 @@ void DeviceLowering::ringBlockTiles(const HloInstruction &I, const RingDot &R,
   }
 }
 
+bool ringOverlaps(const hlo::collective_matmul::Meaning &Mn, const Shape &Other,
+                  const Shape &Result) {
+  const Shape &Local = Mn.local_weight_shape;
+  const Shape &WS = Mn.weight_operand_shape;
+  bool WeightLhs = Mn.weight_side == hlo::collective_matmul::WeightSide::kLhs;
+  const std::vector<int64_t> &WC = WeightLhs
+                                       ? Mn.dnums.lhs_contracting_dimensions
+                                       : Mn.dnums.rhs_contracting_dimensions;
+  for (int64_t K = 0; K < Mn.all_gather_dimension && K < Local.rank(); ++K)
+    if (Local.dimensions(K) != 1)
+      return false; // the blocks interleave with outer dimensions
+  if (WS.rank() != 2 || WC != std::vector<int64_t>{1} ||
+      !Mn.dnums.lhs_batch_dimensions.empty() ||
+      !Mn.dnums.rhs_batch_dimensions.empty() || WS.dimensions(1) <= 0 ||
+      !Local.is_static() || Local.element_count() <= 0 ||
+      Local.element_count() % WS.dimensions(1) != 0)
+    return false;
+  auto birType = [](const Shape &S) {
+    return getBirTypeOfHloType(hlo::PrimitiveTypeName(S.element_type()));
+  };
+  std::optional<DataType> TW = birType(Local), TX = birType(Other),
+                          TO = birType(Result);
+  // A block is whole rows of the [W0][K] weight operand, which the dot
+  // does not contract: the tiles of a block need no other block.
+  return TW && TX && TO && *TW == *TX && isFloatType(*TW) &&
+         isArithmeticFloat(*TO);
+}
+
 /// AwsNeuronCollectiveMatmul by its contract (CollectiveMatmulContract.h,
 /// Resolve). When every block is whole rows of a [W0][K] weight operand
 /// whose rows are free (the kernel's natural form and the replacer's
@@ -233,21 +261,12 @@ llvm::Expected<Val> DeviceLowering::lowerCollectiveMatmul(const HloInstruction &
   const Shape &WS = Mn->weight_operand_shape;
   const Shape &OS = I.operand(1)->shape();
   const hlo::DotDimensionNumbers &DN = Mn->dnums;
-  const std::vector<int64_t> &WC = WeightLhs ? DN.lhs_contracting_dimensions
-                                             : DN.rhs_contracting_dimensions;
   const std::vector<int64_t> &OC = WeightLhs ? DN.rhs_contracting_dimensions
                                              : DN.lhs_contracting_dimensions;
   llvm::Expected<DataType> TO = typeOf(I, I.shape());
   if (!TO)
     return TO.takeError();
-  // The ring with the blocks multiplied as they arrive: a block is whole
-  // rows of the [W0][K] weight operand, which the dot does not contract.
-  bool Overlap = Outer == 1 && WS.rank() == 2 && WC == std::vector<int64_t>{1} &&
-                 DN.lhs_batch_dimensions.empty() &&
-                 DN.rhs_batch_dimensions.empty() && WS.dimensions(1) > 0 &&
-                 E % WS.dimensions(1) == 0 && E > 0 &&
-                 Bufs[Ops[1].Buf].T == T && isFloatType(T) &&
-                 isArithmeticFloat(*TO);
+  bool Overlap = ringOverlaps(*Mn, OS, I.shape());
   if (!Overlap) {
     int G = newBuffer((I.name() + ".gathered").str(), T, n * E);
     int Stacked = Outer == 1 ? G

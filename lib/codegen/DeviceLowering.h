@@ -101,6 +101,20 @@ std::optional<double> foldInteger(const HloInstruction &I,
 /// The reduce op of a collective's to_apply, and of a reduce's.
 llvm::Expected<ReduceOp> reduceOpOf(const HloInstruction &I);
 llvm::Expected<ArithOp> reduceArithOf(const HloInstruction &I);
+/// A dot's sizes: the products of the batch, contracting, lhs free and rhs
+/// free dimensions.
+struct DotSizes {
+  uint64_t B = 1, K = 1, M = 1, N = 1;
+};
+DotSizes dotSizes(const Shape &LS, const Shape &RS,
+                  const hlo::DotDimensionNumbers &DN);
+/// Whether a dot of these sizes splits its contraction between L cores:
+/// fewer output tiles than cores and at least L K tiles (docs/codegen.md).
+bool contractionSplit(const DotSizes &S, unsigned L);
+/// Whether a collective matmul's blocks are multiplied as they travel round
+/// the ring (whole free rows of a [W0][K] weight operand), never split.
+bool ringOverlaps(const hlo::collective_matmul::Meaning &Mn,
+                  const Shape &Other, const Shape &Result);
 /// The dimensions of S that are neither batch nor contracting, in order.
 std::vector<int64_t> freeDims(const Shape &S, llvm::ArrayRef<int64_t> Batch,
                               llvm::ArrayRef<int64_t> Contract);

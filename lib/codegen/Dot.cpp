@@ -17,6 +17,31 @@ std::vector<int64_t> freeDims(const Shape &S, llvm::ArrayRef<int64_t> Batch,
   return F;
 }
 
+DotSizes dotSizes(const Shape &LS, const Shape &RS,
+                  const hlo::DotDimensionNumbers &DN) {
+  auto prod = [](const Shape &S, llvm::ArrayRef<int64_t> Ds) {
+    uint64_t P = 1;
+    for (int64_t D : Ds)
+      P *= S.dimensions(D);
+    return P;
+  };
+  DotSizes Sz;
+  Sz.B = prod(LS, DN.lhs_batch_dimensions);
+  Sz.K = prod(LS, DN.lhs_contracting_dimensions);
+  Sz.M = prod(LS, freeDims(LS, DN.lhs_batch_dimensions,
+                           DN.lhs_contracting_dimensions));
+  Sz.N = prod(RS, freeDims(RS, DN.rhs_batch_dimensions,
+                           DN.rhs_contracting_dimensions));
+  return Sz;
+}
+
+bool contractionSplit(const DotSizes &S, unsigned L) {
+  const uint64_t TK = 128, TM = 128, TN = PsumBankBytes / 4;
+  uint64_t NumTiles = S.B * ((S.M + TM - 1) / TM) * ((S.N + TN - 1) / TN);
+  uint64_t KTiles = (S.K + TK - 1) / TK;
+  return L > 1 && S.K > 0 && NumTiles > 0 && NumTiles < L && KTiles >= L;
+}
+
 // The operands in the order the tiles read them: [B][K][M] and [B][K][N],
 // K in the order lhs_contracting_dims lists it (the interpreter's sum
 // order, docs/interpreter.md).
@@ -75,15 +100,8 @@ llvm::Expected<Val> DeviceLowering::lowerDotOf(
                                      DN->lhs_contracting_dimensions);
   std::vector<int64_t> RF = freeDims(RS, DN->rhs_batch_dimensions,
                                      DN->rhs_contracting_dimensions);
-  auto prod = [](const Shape &S, const std::vector<int64_t> &Ds) {
-    uint64_t P = 1;
-    for (int64_t D : Ds)
-      P *= S.dimensions(D);
-    return P;
-  };
-  uint64_t B = prod(LS, DN->lhs_batch_dimensions);
-  uint64_t K = prod(LS, DN->lhs_contracting_dimensions);
-  uint64_t M = prod(LS, LF), N = prod(RS, RF);
+  DotSizes Sz = dotSizes(LS, RS, *DN);
+  uint64_t B = Sz.B, K = Sz.K, M = Sz.M, N = Sz.N;
   llvm::Expected<int> Out = resultBuffer(I, ResultShape);
   if (!Out)
     return Out.takeError();
@@ -100,9 +118,7 @@ llvm::Expected<Val> DeviceLowering::lowerDotOf(
                             DN->rhs_contracting_dimensions, RF, "rhsT");
   barrier((I.name() + ".operands").str());
   const uint64_t TK = 128, TM = 128, TN = PsumBankBytes / 4;
-  uint64_t NumTiles = B * ((M + TM - 1) / TM) * ((N + TN - 1) / TN);
-  uint64_t KTiles = (K + TK - 1) / TK;
-  if (L > 1 && NumTiles < L && KTiles >= L) {
+  if (contractionSplit(Sz, L)) {
     // Too few output tiles to share: the cores split the contraction
     // (docs/codegen.md, "Work split"), then combine their partial sums.
     unsigned Tile = 0;
@@ -282,3 +298,38 @@ void DeviceLowering::splitContraction(const HloInstruction &I, int LT, int RT,
 }
 
 } // namespace loom::codegen::detail
+
+namespace loom::codegen {
+
+bool splitsContraction(const hlo::HloInstruction &I, unsigned Lnc) {
+  using namespace detail;
+  if (Lnc < 2 || I.operand_count() != 2)
+    return false;
+  if (I.opcode() == HloOpcode::kDot) {
+    llvm::Expected<hlo::DotDimensionNumbers> DN = hlo::GetDotDimensionNumbers(I);
+    if (!DN) {
+      llvm::consumeError(DN.takeError());
+      return false;
+    }
+    return contractionSplit(
+        dotSizes(I.operand(0)->shape(), I.operand(1)->shape(), *DN), Lnc);
+  }
+  if (!hlo::collective_matmul::IsCollectiveMatmul(I))
+    return false;
+  llvm::Expected<hlo::collective_matmul::Meaning> Mn =
+      hlo::collective_matmul::Resolve(I);
+  if (!Mn) {
+    llvm::consumeError(Mn.takeError());
+    return false;
+  }
+  const Shape &Other = I.operand(1)->shape();
+  if (ringOverlaps(*Mn, Other, I.shape()))
+    return false;
+  bool WeightLhs = Mn->weight_side == hlo::collective_matmul::WeightSide::kLhs;
+  return contractionSplit(
+      WeightLhs ? dotSizes(Mn->weight_operand_shape, Other, Mn->dnums)
+                : dotSizes(Other, Mn->weight_operand_shape, Mn->dnums),
+      Lnc);
+}
+
+} // namespace loom::codegen
