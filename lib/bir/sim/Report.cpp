@@ -85,8 +85,8 @@ void printReport(llvm::raw_ostream &OS, const SimResult &R, bool Json) {
          << llvm::format_decimal(int64_t(S.Bytes), 10) << "  executions "
          << S.Executions << "\n";
     }
-    OS << "  bytes to other cores " << C.BytesToOtherCores
-       << ", from other cores " << C.BytesFromOtherCores << ", total "
+    OS << "  bytes written to other cores " << C.BytesToOtherCores
+       << ", read from other cores " << C.BytesFromOtherCores << ", total "
        << C.BytesToOtherCores + C.BytesFromOtherCores << "\n";
     for (auto &[Name, Bytes] : C.CollectiveBytes)
       OS << "  collective " << Name << ": " << Bytes << " bytes\n";
@@ -125,7 +125,7 @@ void writeTrace(llvm::raw_ostream &OS, const SimResult &R) {
   std::vector<TraceSlice> Slices;
   Slices.reserve(R.Slices.size());
   for (const TimelineSlice &S : R.Slices)
-    Slices.push_back({S.Core, S.Eng, S.Name, S.StartNs, S.DurNs, S.Device});
+    Slices.push_back({S.Core, S.Eng, S.Name, S.StartNs, S.DurNs, S.Device, S.Details});
   std::vector<TraceFlow> Flows;
   Flows.reserve(R.Flows.size());
   for (const TimelineFlow &F : R.Flows)
