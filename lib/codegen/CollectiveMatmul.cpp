@@ -23,29 +23,33 @@
 
 #include "DeviceLowering.h"
 
+#include <numeric>
+
 
 namespace loom::codegen::detail {
 
-/// The geometry of a ring dot whose blocks are whole rows of the weight
-/// operand [W0][K] (dimension 0 free, dimension 1 contracted).
+/// The geometry of a ring dot: the weight operand as [K][F] (Cols) or
+/// [F][K] (Rows), F its free elements and K the contracted ones; block
+/// element (k, f) at k * SK + f * SF of the block's location.
 struct DeviceLowering::RingDot {
+  RingForm Form = RingForm::Rows;
   bool WeightLhs = true; // the weight is the stationary operand
-  uint64_t W0 = 0, RowsPerBlock = 0, K = 0, O = 0;
+  uint64_t F = 0, Fb = 0, K = 0, O = 0, SK = 0, SF = 0;
   int Other = -1; // the other operand as [K][O]
   int Out = -1;
   DataType TW = DataType::FP32, TO = DataType::FP32;
-  /// Tiles exchanged SB to SB between the cores (use_sb_to_sb=1, lnc > 1).
+  /// Tiles exchanged SB to SB between the cores (use_sb_to_sb=1, lnc 2).
   bool SbToSb = false;
-  /// Output element of weight row w and other column o.
-  uint64_t outIndex(uint64_t W, uint64_t Oc) const {
-    return WeightLhs ? W * O + Oc : Oc * W0 + W;
+  /// Output element of weight free index f and other column o.
+  uint64_t outIndex(uint64_t Fi, uint64_t Oc) const {
+    return WeightLhs ? Fi * O + Oc : Oc * F + Fi;
   }
-  /// The output walk of Rows weight rows by Cols other columns, in the
+  /// The output walk of Fs weight elements by Os other columns, in the
   /// order of a PSUM tile (its partitions first).
-  Dims outDims(uint64_t Rows, uint64_t Cols) const {
+  Dims outDims(uint64_t Fs, uint64_t Os) const {
     if (WeightLhs)
-      return {{static_cast<int64_t>(O), Rows}, {1, Cols}};
-    return {{static_cast<int64_t>(W0), Cols}, {1, Rows}};
+      return {{static_cast<int64_t>(O), Fs}, {1, Os}};
+    return {{static_cast<int64_t>(F), Os}, {1, Fs}};
   }
 };
 
@@ -76,16 +80,16 @@ void DeviceLowering::ringStep(const HloInstruction &I, unsigned Step,
   }
 }
 
-/// The output tiles of one block: weight rows [Block * RowsPerBlock, ...)
-/// read from Src at row SrcRow. A tile is at most 128 stationary columns by
-/// 512 moving columns (one PSUM bank of fp32); every output element is
-/// accumulated on one core, K upwards, as the interpreter sums.
+/// The output tiles of one block, read from Src at element SrcOff. A tile
+/// is at most 128 stationary columns by 512 moving columns (one PSUM bank
+/// of fp32); every output element is accumulated on one core, K upwards, as
+/// the interpreter sums.
 void DeviceLowering::ringBlockTiles(const HloInstruction &I, const RingDot &R,
-                                    uint64_t Block, int Src, uint64_t SrcRow) {
+                                    uint64_t Block, int Src, uint64_t SrcOff) {
   const uint64_t TK = 128;
   // The weight's columns per tile, and the other operand's.
   uint64_t TW = R.WeightLhs ? 128 : 512, TOth = R.WeightLhs ? 512 : 128;
-  uint64_t Base = Block * R.RowsPerBlock;
+  uint64_t Base = Block * R.Fb, FCount = R.Fb, KCount = R.K;
   unsigned Sz = getDataTypeSize(R.TW);
   // Core c multiplies the block by its share [O c / L, O (c+1) / L) of the
   // other operand's columns.
@@ -98,7 +102,7 @@ void DeviceLowering::ringBlockTiles(const HloInstruction &I, const RingDot &R,
   // One weight tile: Slices slices of Width rows; slice c' holds the rows
   // starting at Rows[c'] of the block. Through DRAM a tile is one slice.
   uint64_t Slices = R.SbToSb ? L : 1;
-  uint64_t PerSlice = R.RowsPerBlock / Slices, Width = TW / Slices;
+  uint64_t PerSlice = FCount / Slices, Width = TW / Slices;
   for (uint64_t P0 = 0; P0 < PerSlice; P0 += Width) {
     uint64_t Wt = std::min(Width, PerSlice - P0);
     for (uint64_t Q = 0; Q < std::max<uint64_t>(MaxPieces, 1); ++Q) {
@@ -112,17 +116,18 @@ void DeviceLowering::ringBlockTiles(const HloInstruction &I, const RingDot &R,
           continue;
         MemoryLocation *Ps = Work ? E.nextPsum() : nullptr;
         unsigned Cols = static_cast<unsigned>(Wt * Slices);
-        for (uint64_t K0 = 0; K0 < R.K; K0 += TK) {
-          unsigned Kt = static_cast<unsigned>(std::min(TK, R.K - K0));
+        for (uint64_t K0 = 0; K0 < KCount; K0 += TK) {
+          unsigned Kt = static_cast<unsigned>(std::min(TK, KCount - K0));
           MemoryLocation *WS = E.nextSlot(R.TW);
           AccessPattern WAll(WS, 0, Kt, 0, {{1, Cols}}, R.TW);
-          // Partition k, column w: element (row w, k) of the [W0][K] block.
+          // Partition k, column f: element (k, f) of the block.
           auto load = [&](uint64_t Slice, MemoryLocation *Into, uint64_t Col) {
-            uint64_t Row = SrcRow + Slice * PerSlice + P0;
+            uint64_t Fl = Slice * PerSlice + P0;
             E.emit(std::make_unique<InstDMACopy>(name(C, I, "ld_w"), E.nextDma(),
                                                  false),
-                   {dram(Src, C, Row * R.K + K0,
-                         {{1, Kt}, {static_cast<int64_t>(R.K), Wt}})},
+                   {dram(Src, C, SrcOff + K0 * R.SK + Fl * R.SF,
+                         {{static_cast<int64_t>(R.SK), Kt},
+                          {static_cast<int64_t>(R.SF), Wt}})},
                    {AccessPattern(Into, 0, Kt, Col * Wt * Sz, {{1, Wt}}, R.TW)});
           };
           if (!R.SbToSb) {
@@ -165,9 +170,9 @@ void DeviceLowering::ringBlockTiles(const HloInstruction &I, const RingDot &R,
         unsigned Parts = static_cast<unsigned>(R.WeightLhs ? Cols : Ot);
         uint64_t Free = R.WeightLhs ? Ot : Cols;
         AccessPattern Acc(Ps, 0, Parts, 0, {{1, Free}}, DataType::FP32);
+        Engine Evac = (P0 / Width + Q) % 2 ? Engine::DVE : Engine::ACT;
         MemoryLocation *SO = E.nextSlot(R.TO);
-        E.emit(std::make_unique<InstTensorCopy>(
-                   name(C, I, "evac"), (P0 / Width + Q) % 2 ? Engine::DVE : Engine::ACT),
+        E.emit(std::make_unique<InstTensorCopy>(name(C, I, "evac"), Evac),
                {Acc}, {AccessPattern(SO, 0, Parts, 0, {{1, Free}}, R.TO)});
         unsigned OSz = getDataTypeSize(R.TO);
         for (uint64_t Sl = 0; Sl < Slices; ++Sl) {
@@ -189,7 +194,7 @@ void DeviceLowering::ringBlockTiles(const HloInstruction &I, const RingDot &R,
   }
 }
 
-bool ringOverlaps(const hlo::collective_matmul::Meaning &Mn, const Shape &Other,
+RingForm ringForm(const hlo::collective_matmul::Meaning &Mn, const Shape &Other,
                   const Shape &Result) {
   const Shape &Local = Mn.local_weight_shape;
   const Shape &WS = Mn.weight_operand_shape;
@@ -197,24 +202,34 @@ bool ringOverlaps(const hlo::collective_matmul::Meaning &Mn, const Shape &Other,
   const std::vector<int64_t> &WC = WeightLhs
                                        ? Mn.dnums.lhs_contracting_dimensions
                                        : Mn.dnums.rhs_contracting_dimensions;
-  for (int64_t K = 0; K < Mn.all_gather_dimension && K < Local.rank(); ++K)
-    if (Local.dimensions(K) != 1)
-      return false; // the blocks interleave with outer dimensions
-  if (WS.rank() != 2 || WC != std::vector<int64_t>{1} ||
-      !Mn.dnums.lhs_batch_dimensions.empty() ||
-      !Mn.dnums.rhs_batch_dimensions.empty() || WS.dimensions(1) <= 0 ||
-      !Local.is_static() || Local.element_count() <= 0 ||
-      Local.element_count() % WS.dimensions(1) != 0)
-    return false;
   auto birType = [](const Shape &S) {
     return getBirTypeOfHloType(hlo::PrimitiveTypeName(S.element_type()));
   };
   std::optional<DataType> TW = birType(Local), TX = birType(Other),
                           TO = birType(Result);
-  // A block is whole rows of the [W0][K] weight operand, which the dot
-  // does not contract: the tiles of a block need no other block.
-  return TW && TX && TO && *TW == *TX && isFloatType(*TW) &&
-         isArithmeticFloat(*TO);
+  if (!TW || !TX || !TO || *TW != *TX || !isFloatType(*TW) ||
+      !isArithmeticFloat(*TO) || !Mn.dnums.lhs_batch_dimensions.empty() ||
+      !Mn.dnums.rhs_batch_dimensions.empty() || !Local.is_static() ||
+      !WS.is_static() || Local.element_count() <= 0 || WS.rank() < 2)
+    return RingForm::Gathered;
+  int64_t D = Mn.all_gather_dimension, E = Local.element_count();
+  int64_t Outer = 1;
+  for (int64_t K = 0; K < D && K < Local.rank(); ++K)
+    Outer *= Local.dimensions(K);
+  if (Outer == 1 && WS.rank() == 2 && WC == std::vector<int64_t>{1} &&
+      WS.dimensions(1) > 0 && E % WS.dimensions(1) == 0)
+    return RingForm::Rows; // [F][K], a block is whole rows
+  // A block that is a range of K (a [K][F] weight gathered along K) is not
+  // multiplied as it arrives: its partial sum would be added in ring order,
+  // not k upwards, and the rounding would differ from the interpreter's
+  // (and grow through the layers after it); that form is Gathered.
+  // [K...][F...] as gathered: the contracted dimensions are exactly those
+  // before the gather dimension, so block j is columns [j E/K, (j+1) E/K).
+  std::vector<int64_t> Lead(D);
+  std::iota(Lead.begin(), Lead.end(), 0);
+  if (D >= 1 && WC == Lead && WS.dimensions() == Mn.gathered_weight_shape.dimensions())
+    return RingForm::Cols;
+  return RingForm::Gathered;
 }
 
 /// AwsNeuronCollectiveMatmul by its contract (CollectiveMatmulContract.h,
@@ -266,8 +281,8 @@ llvm::Expected<Val> DeviceLowering::lowerCollectiveMatmul(const HloInstruction &
   llvm::Expected<DataType> TO = typeOf(I, I.shape());
   if (!TO)
     return TO.takeError();
-  bool Overlap = ringOverlaps(*Mn, OS, I.shape());
-  if (!Overlap) {
+  RingForm Form = ringForm(*Mn, OS, I.shape());
+  if (Form == RingForm::Gathered) {
     int G = newBuffer((I.name() + ".gathered").str(), T, n * E);
     int Stacked = Outer == 1 ? G
                              : newBuffer((I.name() + ".stacked").str(), T, n * E);
@@ -291,10 +306,22 @@ llvm::Expected<Val> DeviceLowering::lowerCollectiveMatmul(const HloInstruction &
     return lowerDotOf(I, OS, WS, DN, {Ops[1], W}, Mn->dot_shape);
   }
   RingDot R;
+  R.Form = Form;
   R.WeightLhs = WeightLhs;
-  R.W0 = WS.dimensions(0);
-  R.K = WS.dimensions(1);
-  R.RowsPerBlock = E / R.K;
+  uint64_t WElems = WS.element_count();
+  if (Form == RingForm::Rows) {
+    R.K = WS.dimensions(1);
+    R.F = WS.dimensions(0);
+    R.Fb = E / R.K;
+    R.SK = 1;
+    R.SF = R.K;
+  } else {
+    R.K = Outer;
+    R.F = WElems / R.K;
+    R.Fb = Inner;
+    R.SK = Inner;
+    R.SF = 1;
+  }
   R.TW = T;
   R.TO = *TO;
   R.O = 1;
@@ -305,26 +332,35 @@ llvm::Expected<Val> DeviceLowering::lowerCollectiveMatmul(const HloInstruction &
   if (!Out)
     return Out.takeError();
   R.Out = *Out;
-  // SB to SB at two cores: a local collective's data is one flat sequence
-  // (docs/bir.md), so a gather of more than two cores' column slices of a
-  // tile would land partition-major; more cores go through DRAM.
-  R.SbToSb = L == 2 && Mn->config.use_sb_to_sb && R.RowsPerBlock % L == 0;
+  // SB to SB at two cores, for row blocks (the share a core's permute
+  // receives is then whole rows: columns of the weight tiles). A local
+  // collective's data is one flat sequence (docs/bir.md), so a gather of
+  // more than two cores' column slices of a tile would land
+  // partition-major; more cores, and the other forms, go through DRAM.
+  R.SbToSb = Form == RingForm::Rows && L == 2 && Mn->config.use_sb_to_sb &&
+             R.Fb % L == 0;
   if (R.O == 0)
     return arrayVal(*Out);
   R.Other = canonicalOperand(I, Ops[1].Buf, OS, {}, OC, OF, "other");
-  int G = n > 1 ? newBuffer((I.name() + ".gathered").str(), T, n * E) : -1;
+  // Two block buffers, reused: step s receives into buffer s mod 2 while
+  // the block of step s - 1 is multiplied from the other (the permute
+  // waits for the reads of the block it overwrites, two steps back).
+  int Buf[2] = {-1, -1};
+  for (uint64_t S = 1; S < n && S < 3; ++S)
+    Buf[S % 2] = newBuffer((I.name() + ".block" + llvm::Twine(S % 2)).str(), T, E);
   barrier((I.name() + ".operands").str());
   for (uint64_t S = 0; S < n; ++S) {
     uint64_t J = (Rank + n - S) % n;
+    int Src = S == 0 ? In : Buf[S % 2];
     // Through DRAM every core reads the whole block, which the cores
     // received in shares: a barrier. The previous block's tiles run on
     // between the barriers, under this step's transfer.
     if (S > 0 && !R.SbToSb)
       barrier((I.name() + ".ring" + llvm::Twine(S)).str());
     if (S + 1 < n)
-      ringStep(I, static_cast<unsigned>(S + 1), Group, S == 0 ? In : G,
-               S == 0 ? 0 : J * E, G, ((J + n - 1) % n) * E, E);
-    ringBlockTiles(I, R, J, S == 0 ? In : G, S == 0 ? 0 : J * R.RowsPerBlock);
+      ringStep(I, static_cast<unsigned>(S + 1), Group, Src, 0,
+               Buf[(S + 1) % 2], 0, E);
+    ringBlockTiles(I, R, J, Src, 0);
   }
   barrier(I.name());
   return arrayVal(*Out);

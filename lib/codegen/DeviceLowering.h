@@ -111,9 +111,12 @@ DotSizes dotSizes(const Shape &LS, const Shape &RS,
 /// Whether a dot of these sizes splits its contraction between L cores:
 /// fewer output tiles than cores and at least L K tiles (docs/codegen.md).
 bool contractionSplit(const DotSizes &S, unsigned L);
-/// Whether a collective matmul's blocks are multiplied as they travel round
-/// the ring (whole free rows of a [W0][K] weight operand), never split.
-bool ringOverlaps(const hlo::collective_matmul::Meaning &Mn,
+/// How a collective matmul's blocks meet its dot (CollectiveMatmul.cpp):
+/// Rows, a [F][K] weight operand gathered in whole rows; Cols, a [K][F] one
+/// gathered in column ranges (both multiplied block by block as the blocks
+/// arrive); Gathered, any other (the whole weight gathered before the dot).
+enum class RingForm { Gathered, Rows, Cols };
+RingForm ringForm(const hlo::collective_matmul::Meaning &Mn,
                   const Shape &Other, const Shape &Result);
 /// The dimensions of S that are neither batch nor contracting, in order.
 std::vector<int64_t> freeDims(const Shape &S, llvm::ArrayRef<int64_t> Batch,
@@ -261,7 +264,7 @@ private:
                 int OutBuf, uint64_t OutOff, uint64_t E);
   struct RingDot;
   void ringBlockTiles(const HloInstruction &I, const RingDot &R, uint64_t Block,
-                      int Src, uint64_t SrcRow);
+                      int Src, uint64_t SrcOff);
   void splitContraction(const HloInstruction &I, int LT, int RT, int Out,
                         DataType TO, uint64_t Bi, uint64_t M0, uint64_t N0,
                         uint64_t M, uint64_t N, uint64_t K, uint64_t Mt,

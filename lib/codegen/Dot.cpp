@@ -323,7 +323,7 @@ bool splitsContraction(const hlo::HloInstruction &I, unsigned Lnc) {
     return false;
   }
   const Shape &Other = I.operand(1)->shape();
-  if (ringOverlaps(*Mn, Other, I.shape()))
+  if (ringForm(*Mn, Other, I.shape()) != RingForm::Gathered)
     return false;
   bool WeightLhs = Mn->weight_side == hlo::collective_matmul::WeightSide::kLhs;
   return contractionSplit(

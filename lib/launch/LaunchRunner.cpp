@@ -145,65 +145,87 @@ const bir::MemoryLocation *findLocation(const bir::LaunchDevice &D,
 /// What a sum whose order the HLO does not fix is, for the check.
 enum class SumFilter { Any, SplitContraction };
 
-bool containsSum(const hlo::HloComputation &C, unsigned Lnc, SumFilter F,
-                 llvm::DenseMap<const hlo::HloComputation *, bool> &Memo);
+/// The loosest per-type tolerance of the sums found (of their result
+/// element types), none when there is no sum.
+using SumTolerance = std::optional<hlo::Tolerance>;
 
-bool isSumInstruction(const hlo::HloInstruction &I, unsigned Lnc, SumFilter F,
-                      llvm::DenseMap<const hlo::HloComputation *, bool> &Memo) {
+void loosen(SumTolerance &T, const SumTolerance &With) {
+  if (!With)
+    return;
+  if (!T)
+    T = With;
+  T->rtol = std::max(T->rtol, With->rtol);
+  T->atol = std::max(T->atol, With->atol);
+}
+
+SumTolerance toleranceOf(const Shape &S) {
+  SumTolerance T;
+  if (S.IsTuple()) {
+    for (int64_t K = 0; K < S.tuple_shapes_size(); ++K)
+      loosen(T, toleranceOf(S.tuple_shapes(K)));
+    return T;
+  }
+  if (S.IsArray())
+    return hlo::DefaultTolerance(S.element_type());
+  return T;
+}
+
+SumTolerance containsSum(const hlo::HloComputation &C, unsigned Lnc, SumFilter F,
+                         llvm::DenseMap<const hlo::HloComputation *, SumTolerance> &Memo);
+
+SumTolerance sumAt(const hlo::HloInstruction &I, unsigned Lnc, SumFilter F,
+                   llvm::DenseMap<const hlo::HloComputation *, SumTolerance> &Memo) {
   hlo::HloOpcode Op = I.async_wrapped_opcode().value_or(I.opcode());
+  SumTolerance T;
   if (F == SumFilter::Any &&
       (Op == hlo::HloOpcode::kAllReduce || Op == hlo::HloOpcode::kAllReduceStart ||
        Op == hlo::HloOpcode::kReduceScatter))
-    return true;
+    loosen(T, toleranceOf(I.shape()));
   // Exactly the dots and collective matmuls whose contraction the code
-  // generator splits between the cores (its rule, one home).
+  // generator splits (its rule, one home).
   if (codegen::splitsContraction(I, Lnc))
-    return true;
+    loosen(T, toleranceOf(I.shape()));
   // A called computation (fusion, call, while, async) that sums anywhere.
   if (Op != hlo::HloOpcode::kReduce)
     for (const hlo::HloComputation *Called : I.called_computations())
-      if (containsSum(*Called, Lnc, F, Memo))
-        return true;
-  return false;
+      loosen(T, containsSum(*Called, Lnc, F, Memo));
+  return T;
 }
 
-bool containsSum(const hlo::HloComputation &C, unsigned Lnc, SumFilter F,
-                 llvm::DenseMap<const hlo::HloComputation *, bool> &Memo) {
+SumTolerance containsSum(const hlo::HloComputation &C, unsigned Lnc, SumFilter F,
+                         llvm::DenseMap<const hlo::HloComputation *, SumTolerance> &Memo) {
   auto It = Memo.find(&C);
   if (It != Memo.end())
     return It->second;
-  Memo[&C] = false; // a recursion (not valid HLO) stops here
-  bool Sum = false;
+  Memo[&C] = std::nullopt; // a recursion (not valid HLO) stops here
+  SumTolerance T;
   for (const hlo::HloInstruction *I : C.instructions())
-    if (isSumInstruction(*I, Lnc, F, Memo)) {
-      Sum = true;
-      break;
-    }
-  Memo[&C] = Sum;
-  return Sum;
+    loosen(T, sumAt(*I, Lnc, F, Memo));
+  Memo[&C] = T;
+  return T;
 }
 
-bool isFedBy(const hlo::HloModule &M, int TopIndex, unsigned LncSize,
-             SumFilter F) {
+SumTolerance fedBy(const hlo::HloModule &M, int TopIndex, unsigned LncSize,
+                   SumFilter F) {
   const hlo::HloInstruction *Root = M.entry_computation()->root_instruction();
   const hlo::HloInstruction *Start = Root;
   if (TopIndex >= 0 && Root->opcode() == hlo::HloOpcode::kTuple &&
       TopIndex < int(Root->operands().size()))
     Start = Root->operand(TopIndex);
-  llvm::DenseMap<const hlo::HloComputation *, bool> Memo;
+  llvm::DenseMap<const hlo::HloComputation *, SumTolerance> Memo;
   llvm::DenseMap<const hlo::HloInstruction *, bool> Seen;
   std::vector<const hlo::HloInstruction *> Work{Start};
+  SumTolerance T;
   while (!Work.empty()) {
     const hlo::HloInstruction *I = Work.back();
     Work.pop_back();
     if (!Seen.insert({I, true}).second)
       continue;
-    if (isSumInstruction(*I, LncSize, F, Memo))
-      return true;
+    loosen(T, sumAt(*I, LncSize, F, Memo));
     for (const hlo::HloInstruction *Op : I->operands())
       Work.push_back(Op);
   }
-  return false;
+  return T;
 }
 
 /// The arguments with every float element replaced by its magnitude.
@@ -393,12 +415,12 @@ llvm::Error writeOutputs(llvm::StringRef Dir, const LaunchRun &Run) {
 }
 
 bool isFedBySum(const hlo::HloModule &M, int TopIndex, unsigned LncSize) {
-  return isFedBy(M, TopIndex, LncSize, SumFilter::Any);
+  return fedBy(M, TopIndex, LncSize, SumFilter::Any).has_value();
 }
 
 bool isFedBySplitContraction(const hlo::HloModule &M, int TopIndex,
                              unsigned LncSize) {
-  return isFedBy(M, TopIndex, LncSize, SumFilter::SplitContraction);
+  return fedBy(M, TopIndex, LncSize, SumFilter::SplitContraction).has_value();
 }
 
 llvm::Expected<hlo::ComparisonSummary>
@@ -438,11 +460,18 @@ compareWithReference(const hlo::HloModule &M, const Launch &L,
       const Literal *Ref = leafAt(Reference[D], Index);
       hlo::NumericsCheckOptions Opts;
       int Top = Index.empty() ? -1 : int(Index.front());
-      bool Sum = isFedBySum(M, Top, L.LncSize);
+      SumTolerance SumTol = fedBy(M, Top, L.LncSize, SumFilter::Any);
+      bool Sum = SumTol.has_value();
       if (!Sum) {
         // Bit for bit: the same operations in the same order.
         Opts.rtol = 0;
         Opts.atol = 0;
+      } else if (Ref->shape().IsArray()) {
+        // The tolerance of the sum's own type when it is looser: a bf16 sum
+        // converted to f32 carries bf16's rounding.
+        loosen(SumTol, hlo::DefaultTolerance(Ref->element_type()));
+        Opts.rtol = SumTol->rtol;
+        Opts.atol = SumTol->atol;
       }
       // A contraction split between cores adds partial sums whose rounding
       // follows the magnitude of the terms, not of the result: an element
@@ -459,7 +488,7 @@ compareWithReference(const hlo::HloModule &M, const Launch &L,
           hlo::IsFloatingPointType(Ref->element_type()) &&
           Cand->Value.shape() == Ref->shape() &&
           isFedBySplitContraction(M, Top, L.LncSize)) {
-        hlo::Tolerance T = hlo::DefaultTolerance(Ref->element_type());
+        hlo::Tolerance T = *SumTol;
         Adjusted = Cand->Value;
         for (int64_t K = 0; K < Ref->element_count(); ++K) {
           double A = Cand->Value.GetAsDouble(K), B = Ref->GetAsDouble(K);
