@@ -19,6 +19,7 @@
 #include "loom/bir/passes/Pipeline.h"
 #include "loom/bir/sim/BackendToolOptions.h"
 #include "loom/codegen/Codegen.h"
+#include "loom/codegen/DeviceGroups.h"
 #include "loom/hlo/proto/HloModuleLoader.h"
 #include "loom/launch/LaunchRunner.h"
 #include "loom/hlo/pass/HloVerifier.h"
@@ -157,6 +158,28 @@ void render(llvm::raw_ostream &OS, const Launch &L) {
   }
 }
 
+/// Where lowering failed and the module's collectives do not fit the
+/// launch it was compiled for, the smallest launch that fits them
+/// (codegen::inferLaunchSize): XLA's tests set the launch size in code, so
+/// many modules' headers do not give it.
+std::string launchSizeHint(const hlo::HloModule &M,
+                           const codegen::CodegenOptions &CO) {
+  codegen::LaunchSize Now{CO.ReplicaCount ? CO.ReplicaCount : M.replica_count(),
+                          CO.NumPartitions ? CO.NumPartitions
+                                           : M.num_partitions()};
+  if (llvm::Error E = codegen::checkLaunchFits(M, Now))
+    llvm::consumeError(std::move(E));
+  else
+    return "";
+  std::optional<codegen::LaunchSize> Fit = codegen::inferLaunchSize(M);
+  if (!Fit)
+    return "no launch of up to 1024 devices fits the module's collectives";
+  return ("the smallest launch that fits the module's collectives is "
+          "--replica-count=" + llvm::Twine(Fit->ReplicaCount) +
+          " --num-partitions=" + llvm::Twine(Fit->NumPartitions))
+      .str();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -193,6 +216,12 @@ int main(int argc, char **argv) {
     return Errors.failInput(makeError(InputFilename +
                                       ": the module does not verify:\n" +
                                       llvm::toString(std::move(E))));
+  // The launch size given on the command line is the module's, as in
+  // hlo-run: --check's reference run uses it too.
+  if (ReplicaCount.getNumOccurrences())
+    (*M)->SetHeaderAttribute("replica_count", std::to_string(ReplicaCount));
+  if (NumPartitions.getNumOccurrences())
+    (*M)->SetHeaderAttribute("num_partitions", std::to_string(NumPartitions));
   codegen::CodegenOptions CO;
   CO.LncSize = Lnc;
   CO.Arch = TargetArch;
@@ -202,7 +231,12 @@ int main(int argc, char **argv) {
     CO.NumPartitions = static_cast<unsigned>(NumPartitions);
   llvm::Expected<Launch> L = codegen::lowerToLaunch(**M, CO);
   if (!L)
-    return Errors.failInput(L.takeError());
+  {
+    int Status = Errors.failInput(L.takeError());
+    if (std::string Hint = launchSizeHint(**M, CO); !Hint.empty())
+      Errors.printLabeled("note", Hint);
+    return Status;
+  }
 
   if (PipelineOpt == PipelineName::Default) {
     llvm::Expected<std::vector<PipelineEntry>> Entries =

@@ -401,9 +401,11 @@ TEST(PassRegistry, HyphensStandForUnderscores) {
     EXPECT_EQ((*pass)->name(), underscored);
   }
   // Every registered name has one spelling, with underscores.
-  for (const std::string &name : RegisteredHloPassNames())
-    if (name.rfind("zz-", 0) != 0)
+  for (const std::string &name : RegisteredHloPassNames()) {
+    if (name.rfind("zz-", 0) != 0) {
       EXPECT_EQ(name.find('-'), std::string::npos) << name;
+    }
+  }
 }
 
 TEST(PassRegistry, UnknownNamesListTheValidOnes) {

@@ -552,6 +552,9 @@ std::optional<std::pair<int64_t, int64_t>> intRange(DataType T) {
   case DataType::UINT8: return std::pair<int64_t, int64_t>{0, UINT8_MAX};
   case DataType::UINT16: return std::pair<int64_t, int64_t>{0, UINT16_MAX};
   case DataType::UINT32: return std::pair<int64_t, int64_t>{0, UINT32_MAX};
+  case DataType::INT64: return std::pair<int64_t, int64_t>{INT64_MIN, INT64_MAX};
+  // uint64 values above INT64_MAX are not written as immediates.
+  case DataType::UINT64: return std::pair<int64_t, int64_t>{0, INT64_MAX};
   default: return std::nullopt;
   }
 }

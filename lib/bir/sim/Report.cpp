@@ -99,7 +99,8 @@ NpyArray toNpy(const LocationState &L) {
   uint64_t PerP = L.BytesPerPartition / Size;
   A.Shape = {int64_t(L.Partitions), int64_t(PerP)};
   static const char *Descr[] = {"<f4", "<f4", "<f2", "<f4", "<f4", "|i1",
-                                "<i2", "<i4", "|u1", "<u2", "<u4"};
+                                "<i2", "<i4", "|u1", "<u2", "<u4", "<i8",
+                                "<u8"};
   A.Descr = Descr[unsigned(L.Type)];
   bool Widen = L.Type == DataType::BF16 || L.Type == DataType::FP8E4M3 ||
                L.Type == DataType::FP8E5M2;
