@@ -5,8 +5,9 @@
 // class, whose methods live in the file of their op family:
 // Codegen.cpp (the walk over computations), Elementwise.cpp (elementwise
 // ops, constants, folding), DataMovement.cpp (moves, dynamic slices),
-// Dot.cpp (dot, the contraction split, AwsNeuronCollectiveMatmul),
-// Collectives.cpp, Reduce.cpp (reduce, iota, while).
+// Dot.cpp (dot, the contraction split), CollectiveMatmul.cpp
+// (AwsNeuronCollectiveMatmul), Collectives.cpp, Reduce.cpp (reduce, iota,
+// while).
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_LIB_CODEGEN_DEVICELOWERING_H
@@ -114,6 +115,26 @@ std::optional<double> foldInteger(const HloInstruction &I,
 /// The reduce op of a collective's to_apply, and of a reduce's.
 llvm::Expected<ReduceOp> reduceOpOf(const HloInstruction &I);
 llvm::Expected<ArithOp> reduceArithOf(const HloInstruction &I);
+/// A dot's sizes: the products of the batch, contracting, lhs free and rhs
+/// free dimensions.
+struct DotSizes {
+  uint64_t B = 1, K = 1, M = 1, N = 1;
+};
+DotSizes dotSizes(const Shape &LS, const Shape &RS,
+                  const hlo::DotDimensionNumbers &DN);
+/// Whether a dot of these sizes splits its contraction between L cores:
+/// fewer output tiles than cores and at least L K tiles (docs/codegen.md).
+bool contractionSplit(const DotSizes &S, unsigned L);
+/// How a collective matmul's blocks meet its dot (CollectiveMatmul.cpp):
+/// Rows, a [F][K] weight operand gathered in whole rows; Cols, a [K][F] one
+/// gathered in column ranges (both multiplied block by block as the blocks
+/// arrive); Gathered, any other (the whole weight gathered before the dot).
+enum class RingForm { Gathered, Rows, Cols };
+RingForm ringForm(const hlo::collective_matmul::Meaning &Mn,
+                  const Shape &Other, const Shape &Result);
+/// The dimensions of S that are neither batch nor contracting, in order.
+std::vector<int64_t> freeDims(const Shape &S, llvm::ArrayRef<int64_t> Batch,
+                              llvm::ArrayRef<int64_t> Contract);
 
 class DeviceLowering {
 public:
@@ -252,8 +273,20 @@ private:
                                  const hlo::DotDimensionNumbers &DN,
                                  llvm::ArrayRef<Val> Ops,
                                  const Shape &ResultShape);
+  /// A dot operand laid out as [batch][contracting][free] (a move unless it
+  /// is already so): the order the tiles read.
+  int canonicalOperand(const HloInstruction &I, int Buf, const Shape &S,
+                       llvm::ArrayRef<int64_t> Bt, llvm::ArrayRef<int64_t> Ct,
+                       llvm::ArrayRef<int64_t> Fr, llvm::StringRef Tag);
   llvm::Expected<Val> lowerCollectiveMatmul(const HloInstruction &I,
                                             llvm::ArrayRef<Val> Ops);
+  /// Step S of a collective matmul's ring (CollectiveMatmul.cpp).
+  void ringStep(const HloInstruction &I, unsigned Step,
+                const std::vector<unsigned> &Group, int InBuf, uint64_t InOff,
+                int OutBuf, uint64_t OutOff, uint64_t E);
+  struct RingDot;
+  void ringBlockTiles(const HloInstruction &I, const RingDot &R, uint64_t Block,
+                      int Src, uint64_t SrcOff);
   void splitContraction(const HloInstruction &I, int LT, int RT, int Out,
                         DataType TO, uint64_t Bi, uint64_t M0, uint64_t N0,
                         uint64_t M, uint64_t N, uint64_t K, uint64_t Mt,
@@ -298,6 +331,8 @@ private:
   std::vector<CoreEmitter> Cores;
   std::vector<Buffer> Bufs;
   unsigned NextBarrier = 0;
+  /// Names the SB-to-SB tile exchanges of collective matmuls.
+  unsigned NextExchange = 0;
   unsigned Depth = 0;
 };
 

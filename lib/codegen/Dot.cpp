@@ -1,4 +1,4 @@
-//===- Dot.cpp - dot, the contraction split, collective matmul --------------===//
+//===- Dot.cpp - dot and the contraction split ------------------------------===//
 
 #include "DeviceLowering.h"
 
@@ -7,6 +7,69 @@
 namespace loom::codegen::detail {
 
 // ---- Dot -------------------------------------------------------------------------
+
+std::vector<int64_t> freeDims(const Shape &S, llvm::ArrayRef<int64_t> Batch,
+                              llvm::ArrayRef<int64_t> Contract) {
+  std::vector<int64_t> F;
+  for (int64_t D = 0; D < S.rank(); ++D)
+    if (!llvm::is_contained(Batch, D) && !llvm::is_contained(Contract, D))
+      F.push_back(D);
+  return F;
+}
+
+DotSizes dotSizes(const Shape &LS, const Shape &RS,
+                  const hlo::DotDimensionNumbers &DN) {
+  auto prod = [](const Shape &S, llvm::ArrayRef<int64_t> Ds) {
+    uint64_t P = 1;
+    for (int64_t D : Ds)
+      P *= S.dimensions(D);
+    return P;
+  };
+  DotSizes Sz;
+  Sz.B = prod(LS, DN.lhs_batch_dimensions);
+  Sz.K = prod(LS, DN.lhs_contracting_dimensions);
+  Sz.M = prod(LS, freeDims(LS, DN.lhs_batch_dimensions,
+                           DN.lhs_contracting_dimensions));
+  Sz.N = prod(RS, freeDims(RS, DN.rhs_batch_dimensions,
+                           DN.rhs_contracting_dimensions));
+  return Sz;
+}
+
+bool contractionSplit(const DotSizes &S, unsigned L) {
+  const uint64_t TK = 128, TM = 128, TN = PsumBankBytes / 4;
+  uint64_t NumTiles = S.B * ((S.M + TM - 1) / TM) * ((S.N + TN - 1) / TN);
+  uint64_t KTiles = (S.K + TK - 1) / TK;
+  return L > 1 && S.K > 0 && NumTiles > 0 && NumTiles < L && KTiles >= L;
+}
+
+// The operands in the order the tiles read them: [B][K][M] and [B][K][N],
+// K in the order lhs_contracting_dims lists it (the interpreter's sum
+// order, docs/interpreter.md).
+int DeviceLowering::canonicalOperand(const HloInstruction &I, int Buf,
+                                     const Shape &S, llvm::ArrayRef<int64_t> Bt,
+                                     llvm::ArrayRef<int64_t> Ct,
+                                     llvm::ArrayRef<int64_t> Fr,
+                                     llvm::StringRef Tag) {
+  std::vector<int64_t> Dm(S.dimensions().begin(), S.dimensions().end());
+  std::vector<int64_t> St = rowMajorStrides(Dm);
+  Dims Src;
+  std::vector<int64_t> Order;
+  for (llvm::ArrayRef<int64_t> List : {Bt, Ct, Fr})
+    for (int64_t D : List)
+      Order.push_back(D);
+  bool Identity = true;
+  for (size_t J = 0; J < Order.size(); ++J) {
+    Src.push_back({St[Order[J]], static_cast<uint64_t>(Dm[Order[J]])});
+    Identity &= Order[J] == static_cast<int64_t>(J);
+  }
+  if (Identity)
+    return Buf;
+  int Scratch = newBuffer((I.name() + "." + Tag).str(), Bufs[Buf].T,
+                          Bufs[Buf].Elems);
+  uint64_t E = Bufs[Scratch].Elems;
+  move(I, Buf, 0, Src, Scratch, 0, {{1, E}});
+  return Scratch;
+}
 
 llvm::Expected<Val> DeviceLowering::lowerDot(const HloInstruction &I,
                                              llvm::ArrayRef<Val> Ops) {
@@ -33,27 +96,12 @@ llvm::Expected<Val> DeviceLowering::lowerDotOf(
   if (!isArithmeticFloat(*TO))
     return notLowered(I, "result type " +
                              hlo::PrimitiveTypeName(ResultShape.element_type()));
-  auto freeDims = [](const Shape &S, const std::vector<int64_t> &Batch,
-                     const std::vector<int64_t> &Contract) {
-    std::vector<int64_t> F;
-    for (int64_t D = 0; D < S.rank(); ++D)
-      if (!llvm::is_contained(Batch, D) && !llvm::is_contained(Contract, D))
-        F.push_back(D);
-    return F;
-  };
   std::vector<int64_t> LF = freeDims(LS, DN->lhs_batch_dimensions,
                                      DN->lhs_contracting_dimensions);
   std::vector<int64_t> RF = freeDims(RS, DN->rhs_batch_dimensions,
                                      DN->rhs_contracting_dimensions);
-  auto prod = [](const Shape &S, const std::vector<int64_t> &Ds) {
-    uint64_t P = 1;
-    for (int64_t D : Ds)
-      P *= S.dimensions(D);
-    return P;
-  };
-  uint64_t B = prod(LS, DN->lhs_batch_dimensions);
-  uint64_t K = prod(LS, DN->lhs_contracting_dimensions);
-  uint64_t M = prod(LS, LF), N = prod(RS, RF);
+  DotSizes Sz = dotSizes(LS, RS, *DN);
+  uint64_t B = Sz.B, K = Sz.K, M = Sz.M, N = Sz.N;
   llvm::Expected<int> Out = resultBuffer(I, ResultShape);
   if (!Out)
     return Out.takeError();
@@ -64,39 +112,13 @@ llvm::Expected<Val> DeviceLowering::lowerDotOf(
   // The operands in the order the tiles read them: [B][K][M] and [B][K][N],
   // K in the order lhs_contracting_dims lists it (the interpreter's sum
   // order, docs/interpreter.md).
-  auto canonical = [&](int Op, const Shape &S, const std::vector<int64_t> &Bt,
-                       const std::vector<int64_t> &Ct,
-                       const std::vector<int64_t> &Fr,
-                       llvm::StringRef Tag) -> int {
-    std::vector<int64_t> Dm(S.dimensions().begin(), S.dimensions().end());
-    std::vector<int64_t> St = rowMajorStrides(Dm);
-    Dims Src;
-    std::vector<int64_t> Order;
-    for (auto *List : {&Bt, &Ct, &Fr})
-      for (int64_t D : *List)
-        Order.push_back(D);
-    bool Identity = true;
-    for (size_t J = 0; J < Order.size(); ++J) {
-      Src.push_back({St[Order[J]], static_cast<uint64_t>(Dm[Order[J]])});
-      Identity &= Order[J] == static_cast<int64_t>(J);
-    }
-    if (Identity)
-      return Ops[Op].Buf;
-    int Scratch = newBuffer((I.name() + "." + Tag).str(), Bufs[Ops[Op].Buf].T,
-                            Bufs[Ops[Op].Buf].Elems);
-    uint64_t E = Bufs[Scratch].Elems;
-    move(I, Ops[Op].Buf, 0, Src, Scratch, 0, {{1, E}});
-    return Scratch;
-  };
-  int LT = canonical(0, LS, DN->lhs_batch_dimensions,
-                     DN->lhs_contracting_dimensions, LF, "lhsT");
-  int RT = canonical(1, RS, DN->rhs_batch_dimensions,
-                     DN->rhs_contracting_dimensions, RF, "rhsT");
+  int LT = canonicalOperand(I, Ops[0].Buf, LS, DN->lhs_batch_dimensions,
+                            DN->lhs_contracting_dimensions, LF, "lhsT");
+  int RT = canonicalOperand(I, Ops[1].Buf, RS, DN->rhs_batch_dimensions,
+                            DN->rhs_contracting_dimensions, RF, "rhsT");
   barrier((I.name() + ".operands").str());
   const uint64_t TK = 128, TM = 128, TN = PsumBankBytes / 4;
-  uint64_t NumTiles = B * ((M + TM - 1) / TM) * ((N + TN - 1) / TN);
-  uint64_t KTiles = (K + TK - 1) / TK;
-  if (L > 1 && NumTiles < L && KTiles >= L) {
+  if (contractionSplit(Sz, L)) {
     // Too few output tiles to share: the cores split the contraction
     // (docs/codegen.md, "Work split"), then combine their partial sums.
     unsigned Tile = 0;
@@ -160,6 +182,8 @@ llvm::Expected<Val> DeviceLowering::lowerDotOf(
 ///                      (core 0 keeps rows [0, Mt/2), core 1 the rest),
 ///                      TensorTensor Add of the kept and the received half,
 ///                      each core stores its half;
+///   more cores, rows dividing by them: a local ReduceScatter (Add) leaves
+///                      core c the sum of its share of the rows, which it stores;
 ///   otherwise:         a local AllReduce (Add) of the partial sums; core c
 ///                      stores its share of the rows.
 ///
@@ -174,9 +198,14 @@ void DeviceLowering::splitContraction(const HloInstruction &I, int LT, int RT,
   uint64_t KTiles = (K + TK - 1) / TK;
   DataType TL = Bufs[LT].T;
   bool Swap = L == 2 && Mt % 2 == 0;
+  // More cores with rows that split: a local ReduceScatter leaves each core
+  // the sum of its own rows (fenced and kept by lower_local_collectives).
+  bool Scatter = !Swap && Mt % L == 0;
   std::vector<unsigned> All(L);
   std::iota(All.begin(), All.end(), 0);
-  std::string CollName = (I.name() + (Swap ? ".swap" : ".allreduce") +
+  std::string CollName = (I.name() + (Swap      ? ".swap"
+                                      : Scatter ? ".reducescatter"
+                                                : ".allreduce") +
                           llvm::Twine(Tile)).str();
   for (unsigned C = 0; C < L; ++C) {
     CoreEmitter &E = Cores[C];
@@ -233,6 +262,16 @@ void DeviceLowering::splitContraction(const HloInstruction &I, int LT, int RT,
       E.emit(std::make_unique<InstTensorTensor>(name(C, I, "sum"), Engine::DVE,
                                                 ArithOp::Add),
              Terms, {SumAP});
+    } else if (Scatter) {
+      R0 = Mt * C / L;
+      R1 = Mt * (C + 1) / L;
+      SumAP = AccessPattern(Sum, 0, static_cast<unsigned>(R1 - R0), 0,
+                            {{1, Nt}}, DataType::FP32);
+      E.emit(std::make_unique<InstCollectiveCompute>(
+                 E.uniqueName(CollName), Engine::POOL,
+                 CollectiveKind::ReduceScatter, All, ReduceOp::Add,
+                 /*Local=*/true),
+             {PartAP}, {SumAP});
     } else {
       R0 = Mt * C / L;
       R1 = Mt * (C + 1) / L;
@@ -258,84 +297,39 @@ void DeviceLowering::splitContraction(const HloInstruction &I, int LT, int RT,
   }
 }
 
-/// AwsNeuronCollectiveMatmul by its contract (CollectiveMatmulContract.h,
-/// Resolve): the local weight shard is all-gathered over the resolved
-/// groups, reshaped (row-major: the same location) to the weight operand
-/// shape, and multiplied on the recorded side as dot. The gather is one
-/// collective carried by core 0; the kernel's ring of per-step
-/// collective-permutes overlapped with the block matmuls is not generated
-/// yet.
-llvm::Expected<Val> DeviceLowering::lowerCollectiveMatmul(const HloInstruction &I,
-                                                         llvm::ArrayRef<Val> Ops) {
+} // namespace loom::codegen::detail
+
+namespace loom::codegen {
+
+bool splitsContraction(const hlo::HloInstruction &I, unsigned Lnc) {
+  using namespace detail;
+  if (Lnc < 2 || I.operand_count() != 2)
+    return false;
+  if (I.opcode() == HloOpcode::kDot) {
+    llvm::Expected<hlo::DotDimensionNumbers> DN = hlo::GetDotDimensionNumbers(I);
+    if (!DN) {
+      llvm::consumeError(DN.takeError());
+      return false;
+    }
+    return contractionSplit(
+        dotSizes(I.operand(0)->shape(), I.operand(1)->shape(), *DN), Lnc);
+  }
+  if (!hlo::collective_matmul::IsCollectiveMatmul(I))
+    return false;
   llvm::Expected<hlo::collective_matmul::Meaning> Mn =
       hlo::collective_matmul::Resolve(I);
-  if (!Mn)
-    return notLowered(I, llvm::toString(Mn.takeError()));
-  llvm::Expected<std::vector<std::vector<int64_t>>> Groups = expandDeviceGroups(
-      I, Mn->groups, Mn->channel_id.has_value() || Mn->use_global_device_ids,
-      Mn->use_global_device_ids, /*HasGlobalAttribute=*/true, LS);
-  if (!Groups)
-    return notLowered(I, llvm::toString(Groups.takeError()));
-  std::vector<unsigned> Group;
-  for (const auto &G : *Groups)
-    if (llvm::is_contained(G, Device))
-      Group.assign(G.begin(), G.end());
-  if (Group.empty())
-    return notLowered(I, "the device is in no group of the gather");
-  uint64_t n = Group.size();
-  const Shape &Local = Mn->local_weight_shape;
-  int In = Ops[0].Buf;
-  uint64_t E = Bufs[In].Elems;
-  if (static_cast<uint64_t>(Local.element_count()) != E ||
-      static_cast<uint64_t>(Mn->gathered_weight_shape.element_count()) != n * E ||
-      Mn->weight_operand_shape.element_count() !=
-          Mn->gathered_weight_shape.element_count() ||
-      Mn->dot_shape.element_count() != I.shape().element_count())
-    return notLowered(I, "its shapes do not fit its group of " +
-                             llvm::Twine(n) + " device(s)");
-  DataType T = Bufs[In].T;
-  int G = newBuffer((I.name() + ".gathered").str(), T, n * E);
-  int64_t D = Mn->all_gather_dimension;
-  uint64_t Outer = 1, Inner = 1;
-  for (int64_t K = 0; K < Local.rank(); ++K)
-    (K < D ? Outer : Inner) *= Local.dimensions(K);
-  if (n == 1) {
-    move(I, In, 0, {{1, E}}, G, 0, {{1, E}});
-  } else {
-    int Stacked = Outer == 1 ? G
-                             : newBuffer((I.name() + ".stacked").str(), T, n * E);
-    // Every core runs the gather (a split program has each instruction on
-    // every core, docs/local-collectives.md); core 0 writes the result, the
-    // others a scratch copy of their own that nothing reads.
-    std::vector<int> Discard(L, -1);
-    for (unsigned C = 1; C < L; ++C)
-      Discard[C] = newBuffer(
-          (I.name() + ".gather.discard" + llvm::Twine(C)).str(), T, n * E);
-    for (unsigned C = 0; C < L; ++C)
-      Cores[C].emit(std::make_unique<InstCollectiveCompute>(
-                        Cores[C].uniqueName((I.name() + ".gather").str()),
-                        Engine::POOL, CollectiveKind::AllGather, Group,
-                        ReduceOp::None, /*Local=*/false),
-                    {dram(In, C, 0, {{1, E}})},
-                    {dram(C == 0 ? Stacked : Discard[C], C, 0, {{1, n * E}})});
-    if (Outer != 1) {
-      barrier((I.name() + ".stacked").str());
-      move(I, Stacked, 0,
-           {{static_cast<int64_t>(Inner), Outer},
-            {static_cast<int64_t>(E), n},
-            {1, Inner}},
-           G, 0, {{1, n * E}});
-    }
+  if (!Mn) {
+    llvm::consumeError(Mn.takeError());
+    return false;
   }
-  barrier((I.name() + ".gathered").str());
-  Val W = arrayVal(G);
-  bool WeightLhs = Mn->weight_side == hlo::collective_matmul::WeightSide::kLhs;
   const Shape &Other = I.operand(1)->shape();
-  if (WeightLhs)
-    return lowerDotOf(I, Mn->weight_operand_shape, Other, Mn->dnums,
-                      {W, Ops[1]}, Mn->dot_shape);
-  return lowerDotOf(I, Other, Mn->weight_operand_shape, Mn->dnums, {Ops[1], W},
-                    Mn->dot_shape);
+  if (ringForm(*Mn, Other, I.shape()) != RingForm::Gathered)
+    return false;
+  bool WeightLhs = Mn->weight_side == hlo::collective_matmul::WeightSide::kLhs;
+  return contractionSplit(
+      WeightLhs ? dotSizes(Mn->weight_operand_shape, Other, Mn->dnums)
+                : dotSizes(Other, Mn->weight_operand_shape, Mn->dnums),
+      Lnc);
 }
 
-} // namespace loom::codegen::detail
+} // namespace loom::codegen

@@ -10,6 +10,7 @@
 
 #include "loom/launch/LaunchRunner.h"
 
+#include "loom/codegen/Codegen.h"
 #include "loom/hlo/eval/NpyLiteral.h"
 #include "loom/hlo/eval/RandomInputs.h"
 #include "loom/hlo/ir/HloComputation.h"
@@ -22,6 +23,7 @@
 #include "llvm/Support/FileSystem.h"
 #include "llvm/Support/Path.h"
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <map>
@@ -138,39 +140,111 @@ const bir::MemoryLocation *findLocation(const bir::LaunchDevice &D,
   return nullptr;
 }
 
-bool containsSum(const hlo::HloComputation &C, unsigned Lnc,
-                 llvm::DenseMap<const hlo::HloComputation *, bool> &Memo);
+/// What a sum whose order the HLO does not fix is, for the check.
+enum class SumFilter { Any, SplitContraction };
 
-bool isSumInstruction(const hlo::HloInstruction &I, unsigned Lnc,
-                      llvm::DenseMap<const hlo::HloComputation *, bool> &Memo) {
+/// The loosest per-type tolerance of the sums found (of their result
+/// element types), none when there is no sum.
+using SumTolerance = std::optional<hlo::Tolerance>;
+
+void loosen(SumTolerance &T, const SumTolerance &With) {
+  if (!With)
+    return;
+  if (!T)
+    T = With;
+  T->rtol = std::max(T->rtol, With->rtol);
+  T->atol = std::max(T->atol, With->atol);
+}
+
+SumTolerance toleranceOf(const Shape &S) {
+  SumTolerance T;
+  if (S.IsTuple()) {
+    for (int64_t K = 0; K < S.tuple_shapes_size(); ++K)
+      loosen(T, toleranceOf(S.tuple_shapes(K)));
+    return T;
+  }
+  if (S.IsArray())
+    return hlo::DefaultTolerance(S.element_type());
+  return T;
+}
+
+SumTolerance containsSum(const hlo::HloComputation &C, unsigned Lnc, SumFilter F,
+                         llvm::DenseMap<const hlo::HloComputation *, SumTolerance> &Memo);
+
+SumTolerance sumAt(const hlo::HloInstruction &I, unsigned Lnc, SumFilter F,
+                   llvm::DenseMap<const hlo::HloComputation *, SumTolerance> &Memo) {
   hlo::HloOpcode Op = I.async_wrapped_opcode().value_or(I.opcode());
-  if (Op == hlo::HloOpcode::kAllReduce || Op == hlo::HloOpcode::kAllReduceStart ||
-      Op == hlo::HloOpcode::kReduceScatter)
-    return true;
-  if (Lnc > 1 && (Op == hlo::HloOpcode::kDot || Op == hlo::HloOpcode::kCustomCall))
-    return true;
+  SumTolerance T;
+  if (F == SumFilter::Any &&
+      (Op == hlo::HloOpcode::kAllReduce || Op == hlo::HloOpcode::kAllReduceStart ||
+       Op == hlo::HloOpcode::kReduceScatter))
+    loosen(T, toleranceOf(I.shape()));
+  // Exactly the dots and collective matmuls whose contraction the code
+  // generator splits (its rule, one home).
+  if (codegen::splitsContraction(I, Lnc))
+    loosen(T, toleranceOf(I.shape()));
   // A called computation (fusion, call, while, async) that sums anywhere.
   if (Op != hlo::HloOpcode::kReduce)
     for (const hlo::HloComputation *Called : I.called_computations())
-      if (containsSum(*Called, Lnc, Memo))
-        return true;
-  return false;
+      loosen(T, containsSum(*Called, Lnc, F, Memo));
+  return T;
 }
 
-bool containsSum(const hlo::HloComputation &C, unsigned Lnc,
-                 llvm::DenseMap<const hlo::HloComputation *, bool> &Memo) {
+SumTolerance containsSum(const hlo::HloComputation &C, unsigned Lnc, SumFilter F,
+                         llvm::DenseMap<const hlo::HloComputation *, SumTolerance> &Memo) {
   auto It = Memo.find(&C);
   if (It != Memo.end())
     return It->second;
-  Memo[&C] = false; // a recursion (not valid HLO) stops here
-  bool Sum = false;
+  Memo[&C] = std::nullopt; // a recursion (not valid HLO) stops here
+  SumTolerance T;
   for (const hlo::HloInstruction *I : C.instructions())
-    if (isSumInstruction(*I, Lnc, Memo)) {
-      Sum = true;
-      break;
+    loosen(T, sumAt(*I, Lnc, F, Memo));
+  Memo[&C] = T;
+  return T;
+}
+
+SumTolerance fedBy(const hlo::HloModule &M, int TopIndex, unsigned LncSize,
+                   SumFilter F) {
+  const hlo::HloInstruction *Root = M.entry_computation()->root_instruction();
+  const hlo::HloInstruction *Start = Root;
+  if (TopIndex >= 0 && Root->opcode() == hlo::HloOpcode::kTuple &&
+      TopIndex < int(Root->operands().size()))
+    Start = Root->operand(TopIndex);
+  llvm::DenseMap<const hlo::HloComputation *, SumTolerance> Memo;
+  llvm::DenseMap<const hlo::HloInstruction *, bool> Seen;
+  std::vector<const hlo::HloInstruction *> Work{Start};
+  SumTolerance T;
+  while (!Work.empty()) {
+    const hlo::HloInstruction *I = Work.back();
+    Work.pop_back();
+    if (!Seen.insert({I, true}).second)
+      continue;
+    loosen(T, sumAt(*I, LncSize, F, Memo));
+    for (const hlo::HloInstruction *Op : I->operands())
+      Work.push_back(Op);
+  }
+  return T;
+}
+
+/// The arguments with every float element replaced by its magnitude.
+std::vector<std::vector<Literal>>
+absoluteArguments(const std::vector<std::vector<Literal>> &Args) {
+  std::vector<std::vector<Literal>> Abs = Args;
+  std::function<void(Literal &)> Walk = [&](Literal &V) {
+    if (V.IsTuple()) {
+      for (Literal &E : V.mutable_tuple_elements())
+        Walk(E);
+      return;
     }
-  Memo[&C] = Sum;
-  return Sum;
+    if (V.IsToken() || !hlo::IsFloatingPointType(V.element_type()))
+      return;
+    for (int64_t I = 0; I < V.element_count(); ++I)
+      V.SetFromDouble(I, std::fabs(V.GetAsDouble(I)));
+  };
+  for (auto &Device : Abs)
+    for (Literal &P : Device)
+      Walk(P);
+  return Abs;
 }
 
 } // namespace
@@ -345,30 +419,18 @@ llvm::Error writeOutputs(llvm::StringRef Dir, const LaunchRun &Run) {
 }
 
 bool isFedBySum(const hlo::HloModule &M, int TopIndex, unsigned LncSize) {
-  const hlo::HloInstruction *Root = M.entry_computation()->root_instruction();
-  const hlo::HloInstruction *Start = Root;
-  if (TopIndex >= 0 && Root->opcode() == hlo::HloOpcode::kTuple &&
-      TopIndex < int(Root->operands().size()))
-    Start = Root->operand(TopIndex);
-  llvm::DenseMap<const hlo::HloComputation *, bool> Memo;
-  llvm::DenseMap<const hlo::HloInstruction *, bool> Seen;
-  std::vector<const hlo::HloInstruction *> Work{Start};
-  while (!Work.empty()) {
-    const hlo::HloInstruction *I = Work.back();
-    Work.pop_back();
-    if (!Seen.insert({I, true}).second)
-      continue;
-    if (isSumInstruction(*I, LncSize, Memo))
-      return true;
-    for (const hlo::HloInstruction *Op : I->operands())
-      Work.push_back(Op);
-  }
-  return false;
+  return fedBy(M, TopIndex, LncSize, SumFilter::Any).has_value();
+}
+
+bool isFedBySplitContraction(const hlo::HloModule &M, int TopIndex,
+                             unsigned LncSize) {
+  return fedBy(M, TopIndex, LncSize, SumFilter::SplitContraction).has_value();
 }
 
 llvm::Expected<hlo::ComparisonSummary>
 compareWithReference(const hlo::HloModule &M, const Launch &L,
-                     const std::vector<Literal> &Reference, const LaunchRun &Run) {
+                     const std::vector<Literal> &Reference, const LaunchRun &Run,
+                     const std::vector<Literal> *Magnitudes) {
   if (Reference.size() != Run.Outputs.size())
     return makeError("the module ran on " + llvm::Twine(Reference.size()) +
                      " device(s), the launch on " + llvm::Twine(Run.Outputs.size()));
@@ -401,15 +463,55 @@ compareWithReference(const hlo::HloModule &M, const Launch &L,
                          " of the module has no binding in the launch");
       const Literal *Ref = leafAt(Reference[D], Index);
       hlo::NumericsCheckOptions Opts;
-      if (!isFedBySum(M, Index.empty() ? -1 : int(Index.front()), L.LncSize)) {
+      int Top = Index.empty() ? -1 : int(Index.front());
+      SumTolerance SumTol = fedBy(M, Top, L.LncSize, SumFilter::Any);
+      bool Sum = SumTol.has_value();
+      if (!Sum) {
         // Bit for bit: the same operations in the same order.
         Opts.rtol = 0;
         Opts.atol = 0;
+      } else if (Ref->shape().IsArray()) {
+        // The tolerance of the sum's own type when it is looser: a bf16 sum
+        // converted to f32 carries bf16's rounding.
+        loosen(SumTol, hlo::DefaultTolerance(Ref->element_type()));
+        Opts.rtol = SumTol->rtol;
+        Opts.atol = SumTol->atol;
+      }
+      // A contraction split between cores adds partial sums whose rounding
+      // follows the magnitude of the terms, not of the result: an element
+      // is within the per-type tolerance of that magnitude (the same
+      // output computed on the inputs' absolute values) when it is not
+      // within that of its own value.
+      const Literal *Mag = Magnitudes && Sum && D < Magnitudes->size()
+                               ? leafAt((*Magnitudes)[D], Index)
+                               : nullptr;
+      Literal Adjusted;
+      const Literal *Candidate = &Cand->Value;
+      double TolAbs = 0, TolRel = 0;
+      if (Mag && Mag->shape() == Ref->shape() && Ref->shape().IsArray() &&
+          hlo::IsFloatingPointType(Ref->element_type()) &&
+          Cand->Value.shape() == Ref->shape() &&
+          isFedBySplitContraction(M, Top, L.LncSize)) {
+        hlo::Tolerance T = *SumTol;
+        Adjusted = Cand->Value;
+        for (int64_t K = 0; K < Ref->element_count(); ++K) {
+          double A = Cand->Value.GetAsDouble(K), B = Ref->GetAsDouble(K);
+          double Err = std::fabs(A - B), Scale = std::fabs(Mag->GetAsDouble(K));
+          if (!std::isfinite(Err) || A == B ||
+              Err > T.atol + T.rtol * std::max(std::fabs(B), Scale))
+            continue;
+          Adjusted.SetFromDouble(K, B);
+          TolAbs = std::max(TolAbs, Err);
+          TolRel = std::max(TolRel, B == 0 ? HUGE_VAL : Err / std::fabs(B));
+        }
+        Candidate = &Adjusted;
       }
       std::string Where = "device " + std::to_string(D);
-      auto S = hlo::CompareLiterals(*Ref, Cand->Value, Opts, Where);
+      auto S = hlo::CompareLiterals(*Ref, *Candidate, Opts, Where);
       if (!S)
         return S.takeError();
+      S->max_abs_error = std::max(S->max_abs_error, TolAbs);
+      S->max_rel_error = std::max(S->max_rel_error, TolRel);
       // CompareLiterals names a leaf compared alone "output"; give its path.
       std::string Prefix = Where + ", output, ";
       if (!S->first_mismatch.empty() &&
@@ -453,7 +555,23 @@ llvm::Expected<bool> checkAgainstHlo(const hlo::HloModule &M, Launch &L,
     return E;
   if (O.Report)
     bir::sim::printReport(Out, Run->Sim, O.ReportJson);
-  auto Summary = compareWithReference(M, L, *Reference, *Run);
+  // The magnitudes for outputs fed by a split contraction: the module on
+  // the inputs' absolute values (only when there is such an output).
+  std::optional<std::vector<Literal>> Magnitudes;
+  bool Split = false;
+  const hlo::HloInstruction *Root = M.entry_computation()->root_instruction();
+  int Tops = Root->opcode() == hlo::HloOpcode::kTuple ? int(Root->operand_count()) : 0;
+  for (int T = Tops ? 0 : -1; T < Tops && !Split; ++T)
+    Split = isFedBySplitContraction(M, T, L.LncSize);
+  if (Split) {
+    auto Abs = hlo::RunSpmd(M, absoluteArguments(*Args), O.Eval, nullptr);
+    if (Abs)
+      Magnitudes = std::move(*Abs);
+    else
+      llvm::consumeError(Abs.takeError()); // then each element's own value
+  }
+  auto Summary = compareWithReference(M, L, *Reference, *Run,
+                                      Magnitudes ? &*Magnitudes : nullptr);
   if (!Summary)
     return Summary.takeError();
   Out << "compared " << Summary->elements_compared << " elements on "

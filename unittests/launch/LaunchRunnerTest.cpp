@@ -185,9 +185,23 @@ ENTRY main {
   ASSERT_TRUE(E);
   EXPECT_FALSE(launch::isFedBySum(*E, 0, 2));
   // A dot sums k upwards on one core, as the interpreter; at lnc 2 the code
-  // generator may split its contraction between the cores.
+  // generator splits the contraction of a dot with fewer output tiles than
+  // cores and at least two K tiles, and only that one.
   EXPECT_FALSE(launch::isFedBySum(*E, 1, 1));
-  EXPECT_TRUE(launch::isFedBySum(*E, 1, 2));
+  EXPECT_FALSE(launch::isFedBySum(*E, 1, 2));
+  auto G = parseModule(R"(HloModule g
+ENTRY main {
+  x = f32[2,1024] parameter(0)
+  y = f32[1024,3] parameter(1)
+  d = f32[2,3] dot(x, y), lhs_contracting_dims={1}, rhs_contracting_dims={0}
+  ROOT t = (f32[2,3]) tuple(d)
+}
+)");
+  ASSERT_TRUE(G);
+  EXPECT_FALSE(launch::isFedBySum(*G, 0, 1));
+  EXPECT_TRUE(launch::isFedBySum(*G, 0, 2));
+  EXPECT_TRUE(launch::isFedBySplitContraction(*G, 0, 2));
+  EXPECT_FALSE(launch::isFedBySplitContraction(*M, -1, 2));
 }
 
 TEST(LaunchRunnerTest, OutputFilesAreHloRunsNames) {

@@ -39,6 +39,13 @@ llvm::Expected<bir::Launch> lowerToLaunch(const hlo::HloModule &M,
 /// the home of the list; a unit test checks that each one is there).
 llvm::ArrayRef<llvm::StringRef> getIdentityCustomCallTargets();
 
+/// Whether lowering I (a dot, or an AwsNeuronCollectiveMatmul) at lnc_size
+/// Lnc splits its contraction between the cores, which then add their
+/// partial sums in another order than the interpreter's k upwards
+/// (docs/codegen.md, "Work split"). The launch check compares what such a
+/// sum feeds within tolerances (docs/simulator.md, "Tolerances").
+bool splitsContraction(const hlo::HloInstruction &I, unsigned Lnc);
+
 } // namespace loom::codegen
 
 #endif

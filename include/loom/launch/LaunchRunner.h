@@ -95,22 +95,29 @@ llvm::Error writeOutputs(llvm::StringRef Dir, const LaunchRun &Run);
 
 /// Whether output leaf `TopIndex` (the tuple element of the entry's result,
 /// or -1 for an array result) may be fed by a sum whose order the HLO does
-/// not fix: it depends on an all-reduce or reduce-scatter, or, at lnc_size
-/// above 1, on a dot or a collective matmul (the code generator may split
-/// a contraction between the cores of a device). Those outputs are
-/// compared within hlo-run's per-type tolerances; every other one bit for
-/// bit.
+/// not fix: it depends on an all-reduce or reduce-scatter, or on a dot or a
+/// collective matmul whose contraction the code generator splits between
+/// the cores at this lnc_size (codegen::splitsContraction). Those outputs
+/// are compared within hlo-run's per-type tolerances; every other one bit
+/// for bit.
 bool isFedBySum(const hlo::HloModule &M, int TopIndex, unsigned LncSize);
+/// Whether it depends on a split contraction (isFedBySum's third case).
+bool isFedBySplitContraction(const hlo::HloModule &M, int TopIndex,
+                             unsigned LncSize);
 
 /// Compares every output leaf of every device of Run with the interpreter's
 /// results Reference (one literal per device). The summary counts every
 /// element of every bound leaf; its first mismatch reads as hlo-run's
 /// (`device 0, output {1}, element 3 (index [0,3]): reference ..., candidate
-/// ... (f32: rtol 1e-05, atol 1e-06)`).
+/// ... (f32: rtol 1e-05, atol 1e-06)`). Magnitudes, when given, are the
+/// module's outputs on the inputs' absolute values: an output fed by a split
+/// contraction may then differ by the per-type tolerance of that magnitude
+/// (docs/simulator.md, "Tolerances").
 llvm::Expected<hlo::ComparisonSummary>
 compareWithReference(const hlo::HloModule &M, const bir::Launch &L,
                      const std::vector<hlo::Literal> &Reference,
-                     const LaunchRun &Run);
+                     const LaunchRun &Run,
+                     const std::vector<hlo::Literal> *Magnitudes = nullptr);
 
 struct CheckOptions : LaunchOptions {
   /// Print the simulator's per-core report (text or JSON) to Out.
