@@ -105,6 +105,11 @@ public:
             HloInstructionIterator(&order_, static_cast<size_t>(-1))};
   }
   int64_t instruction_count() const { return live_count_; }
+  /// The slots of the text order (HloInstruction::text_order_slot): as many
+  /// as instructions were added since the last compaction; a removed
+  /// instruction's slot holds null.
+  size_t slot_count() const { return order_.size(); }
+  const HloInstruction *instruction_in_slot(size_t slot) const { return order_[slot].get(); }
   /// Operands (and control predecessors) before users; otherwise text order
   /// is kept. Instructions unreachable from the root are included.
   std::vector<HloInstruction *> MakeInstructionPostOrder() const;

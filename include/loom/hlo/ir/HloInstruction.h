@@ -134,6 +134,9 @@ public:
   void DropAllControlDeps();
 
   HloComputation *parent() const { return parent_; }
+  /// The instruction's slot in its computation's text order
+  /// (HloComputation::instruction_in_slot); meaningful while it is in one.
+  uint32_t text_order_slot() const { return order_index_; }
   bool IsRoot() const;
 
   /// kParameter: the number in `parameter(N)`.
