@@ -3,7 +3,8 @@
 // HloOptBench [--shapes=loops,unrolled] [--sizes=N,...] [--full] [--seed=S]
 //             [--runs=R] [--threads=T,...]
 //
-// For each module shape and size, writes the module to a file in $TMPDIR:
+// For each module shape and size, HloModuleGenerator writes the module to a
+// file in $TMPDIR:
 //   loops     HloModuleGenerator.h, a chain of while loops, one computation
 //             per layer;
 //   unrolled  HloUnrolledGenerator.h, one ENTRY computation holding every
@@ -34,8 +35,6 @@
 //
 //===----------------------------------------------------------------------===//
 #include "BenchUtil.h"
-#include "HloModuleGenerator.h"
-#include "HloUnrolledGenerator.h"
 
 #include "loom/hlo/parser/HloParser.h"
 #include "loom/hlo/pass/HloPassPipeline.h"
@@ -263,24 +262,35 @@ int main(int argc, char **argv) {
   std::printf("%8s %8s %3s %6s | %8s %7s %6s %7s | %7s %7s %6s | %6s %6s | %7s %5s | %6s %5s\n",
               "shape", "instrs", "T", "MB", "opt wall", "wc wall", "ratio", "us/inst", "opt cpu",
               "wc cpu", "ratio", "parse", "ratio", "RSS MiB", "/in", "repl%", "vs 1T");
-  std::vector<Row> rows;
+  // A child's peak RSS (wait4) includes the peak of this process at the
+  // spawn (the child starts in its address space), so the modules are
+  // written by HloModuleGenerator and every child runs before any phase
+  // is measured in this process.
+  struct Measured {
+    std::string shape, file;
+    int64_t n;
+    uint64_t bytes;
+    ChildRun wc;
+    std::vector<ChildRun> opt;
+  };
+  std::vector<Measured> measured;
+  llvm::SmallString<256> generator(hlo_opt);
+  llvm::sys::path::remove_filename(generator);
+  llvm::sys::path::append(generator, "HloModuleGenerator");
+  llvm::SmallString<128> out = dir;
+  llvm::sys::path::append(out, "loom-hlo-bench-out.hlo");
   for (const std::string &shape : shapes) {
     for (int64_t n : sizes) {
-      llvm::SmallString<128> file = dir, out = dir;
+      llvm::SmallString<128> file = dir;
       llvm::sys::path::append(file, "loom-hlo-bench-" + shape + "-" + std::to_string(n) + "-" +
                                         std::to_string(seed) + ".hlo");
-      llvm::sys::path::append(out, "loom-hlo-bench-out.hlo");
-      {
-        std::string text;
-        if (shape == "unrolled") {
-          text = loom::hlo::bench::GenerateUnrolledHloModule(n, seed);
-        } else {
-          loom::hlo::bench::HloGeneratorOptions options;
-          options.instructions = n;
-          options.seed = seed;
-          text = loom::hlo::bench::GenerateDumpStyleHloModule(options);
-        }
-        Check(loom::writeOutputAtomically(file, text));
+      ChildRun generated;
+      if (!RunChild({std::string(generator), "--shape=" + shape,
+                     "--instructions=" + std::to_string(n), "--seed=" + std::to_string(seed),
+                     "-o", std::string(file)},
+                    generated)) {
+        std::fprintf(stderr, "%s failed\n", generator.c_str());
+        return 1;
       }
       uint64_t bytes = 0;
       llvm::sys::fs::file_size(file, bytes);
@@ -304,6 +314,17 @@ int main(int argc, char **argv) {
             return 1;
           }
       }
+      measured.push_back({shape, std::string(file), n, bytes, wc, opt});
+    }
+  }
+  std::vector<Row> rows;
+  for (const Measured &m : measured) {
+    {
+      const std::string &shape = m.shape, &file = m.file;
+      const int64_t n = m.n;
+      const uint64_t bytes = m.bytes;
+      const ChildRun &wc = m.wc;
+      const std::vector<ChildRun> &opt = m.opt;
       const ChildRun *one_thread = nullptr;
       for (size_t t = 0; t < thread_counts.size(); ++t)
         if (thread_counts[t] == 1)
