@@ -1,14 +1,6 @@
 //===- HloMlpBench.cpp - --check-numerics on a tensor-parallel MLP --------===//
 //
-// The module is the MLP block of examples/hlo/tp_mlp_while.hlo at a real
-// layer size: a while loop over `layers` layers sharing one weight set, each
-// device holding 1/devices of both weights in f32; every iteration casts
-// the shards to bf16, all-gathers them and multiplies
-//   h = relu(x @ W_up)     W_up   bf16[hidden, devices, ffn/devices], gathered on dimension 1
-//   y = h @ W_down         W_down bf16[devices, ffn/devices, hidden], gathered on dimension 0
-//   x = x + y
-// which neuron_looped_einsum_replacer fuses into two AwsNeuronCollectiveMatmul
-// custom-calls (MatchAllGatherInDotRhs and MatchAllGatherInDotRhsRS).
+// The module is the tensor-parallel MLP of MlpModule.h.
 //
 //   HloMlpBench --write-module=FILE [--hidden=N --ffn=N --devices=N --tokens=N --layers=N]
 // writes the module (default: hidden 4096, ffn 14336, 8 devices, 32 tokens,
@@ -22,6 +14,8 @@
 // docs/performance.md ("Interpreter threads") records the figures.
 //
 //===----------------------------------------------------------------------===//
+
+#include "MlpModule.h"
 
 #include "loom/hlo/eval/NumericsCheck.h"
 #include "loom/hlo/ir/HloModule.h"
@@ -45,89 +39,15 @@
 namespace {
 
 using namespace loom::hlo;
-
-struct MlpSize {
-  int64_t hidden = 4096;
-  int64_t ffn = 14336;
-  int64_t devices = 8;
-  int64_t tokens = 32;
-  int64_t layers = 2;
-};
+using loom::bench::MlpSize;
 
 MlpSize size;
-
-std::string Dims(std::initializer_list<int64_t> dims) {
-  std::string s;
-  for (int64_t d : dims)
-    s += (s.empty() ? "" : ",") + std::to_string(d);
-  return s;
-}
-
-std::string MlpModule(const MlpSize &m) {
-  const int64_t shard = m.ffn / m.devices;
-  const std::string x = "f32[" + Dims({m.tokens, m.hidden}) + "]{1,0}";
-  const std::string up_shard = "f32[" + Dims({m.hidden, 1, shard}) + "]{2,1,0}";
-  const std::string down_shard = "f32[" + Dims({1, shard, m.hidden}) + "]{2,1,0}";
-  const std::string state = "(s32[], " + x + ", " + up_shard + ", " + down_shard + ")";
-  std::string group;
-  for (int64_t d = 0; d < m.devices; ++d)
-    group += (d ? "," : "") + std::to_string(d);
-  std::string t = "HloModule tp_mlp, num_partitions=" + std::to_string(m.devices) + "\n\n";
-  t += "%layer_cond (cp: " + state + ") -> pred[] {\n";
-  t += "  %cp = " + state + " parameter(0)\n";
-  t += "  %cond.layer = s32[] get-tuple-element(%cp), index=0\n";
-  t += "  %layer.count = s32[] constant(" + std::to_string(m.layers) + ")\n";
-  t += "  ROOT %more = pred[] compare(%cond.layer, %layer.count), direction=LT\n}\n\n";
-  t += "%mlp_layer (bp: " + state + ") -> " + state + " {\n";
-  t += "  %bp = " + state + " parameter(0)\n";
-  t += "  %layer = s32[] get-tuple-element(%bp), index=0\n";
-  t += "  %x = " + x + " get-tuple-element(%bp), index=1\n";
-  t += "  %w_up.shard = " + up_shard + " get-tuple-element(%bp), index=2\n";
-  t += "  %w_down.shard = " + down_shard + " get-tuple-element(%bp), index=3\n";
-  t += "  %x.bf16 = bf16[" + Dims({m.tokens, m.hidden}) + "]{1,0} convert(%x)\n";
-  t += "  %w_up.bf16 = bf16[" + Dims({m.hidden, 1, shard}) + "]{2,1,0} convert(%w_up.shard)\n";
-  t += "  %w_up = bf16[" + Dims({m.hidden, m.devices, shard}) +
-       "]{2,1,0} all-gather(%w_up.bf16), channel_id=1, replica_groups={{" + group +
-       "}}, dimensions={1}, use_global_device_ids=true\n";
-  t += "  %up = bf16[" + Dims({m.tokens, m.devices, shard}) +
-       "]{2,1,0} dot(%x.bf16, %w_up), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
-  t += "  %zero = bf16[] constant(0)\n";
-  t += "  %zeros = bf16[" + Dims({m.tokens, m.devices, shard}) +
-       "]{2,1,0} broadcast(%zero), dimensions={}\n";
-  t += "  %relu = bf16[" + Dims({m.tokens, m.devices, shard}) + "]{2,1,0} maximum(%up, %zeros)\n";
-  t += "  %h = bf16[" + Dims({m.tokens, m.devices * shard}) + "]{1,0} reshape(%relu)\n";
-  t += "  %w_down.bf16 = bf16[" + Dims({1, shard, m.hidden}) +
-       "]{2,1,0} convert(%w_down.shard)\n";
-  t += "  %w_down.gathered = bf16[" + Dims({m.devices, shard, m.hidden}) +
-       "]{2,1,0} all-gather(%w_down.bf16), channel_id=2, replica_groups={{" + group +
-       "}}, dimensions={0}, use_global_device_ids=true\n";
-  t += "  %w_down = bf16[" + Dims({m.devices * shard, m.hidden}) +
-       "]{1,0} reshape(%w_down.gathered)\n";
-  t += "  %down = bf16[" + Dims({m.tokens, m.hidden}) +
-       "]{1,0} dot(%h, %w_down), lhs_contracting_dims={1}, rhs_contracting_dims={0}\n";
-  t += "  %y = " + x + " convert(%down)\n";
-  t += "  %x.next = " + x + " add(%x, %y)\n";
-  t += "  %one = s32[] constant(1)\n";
-  t += "  %layer.next = s32[] add(%layer, %one)\n";
-  t += "  ROOT %state = " + state + " tuple(%layer.next, %x.next, %w_up.shard, %w_down.shard)\n";
-  t += "}\n\n";
-  t += "ENTRY %main (x.in: " + x + ", w_up.in: " + up_shard + ", w_down.in: " + down_shard +
-       ") -> " + x + " {\n";
-  t += "  %x.in = " + x + " parameter(0)\n";
-  t += "  %w_up.in = " + up_shard + " parameter(1)\n";
-  t += "  %w_down.in = " + down_shard + " parameter(2)\n";
-  t += "  %layer.first = s32[] constant(0)\n";
-  t += "  %state.in = " + state + " tuple(%layer.first, %x.in, %w_up.in, %w_down.in)\n";
-  t += "  %loop = " + state + " while(%state.in), condition=%layer_cond, body=%mlp_layer\n";
-  t += "  ROOT %x.out = " + x + " get-tuple-element(%loop), index=1\n}\n";
-  return t;
-}
 
 /// Parse, both Neuron passes, and the numerics check with `threads`.
 void BM_CheckNumerics(benchmark::State &state) {
   const int threads = static_cast<int>(state.range(0));
   static double one_thread_seconds = 0;
-  const std::string text = MlpModule(size);
+  const std::string text = loom::bench::MlpModule(size);
   double seconds = 0;
   for (auto _ : state) {
     const auto start = std::chrono::steady_clock::now();
@@ -175,17 +95,6 @@ BENCHMARK(BM_CheckNumerics)
     ->UseManualTime()
     ->Unit(benchmark::kSecond);
 
-bool ParseSize(llvm::StringRef arg) {
-  static const std::pair<const char *, int64_t MlpSize::*> kFlags[] = {
-      {"--hidden=", &MlpSize::hidden}, {"--ffn=", &MlpSize::ffn},
-      {"--devices=", &MlpSize::devices}, {"--tokens=", &MlpSize::tokens},
-      {"--layers=", &MlpSize::layers}};
-  for (const auto &[flag, field] : kFlags)
-    if (arg.consume_front(flag))
-      return !arg.getAsInteger(10, size.*field) && size.*field > 0;
-  return false;
-}
-
 } // namespace
 
 int main(int argc, char **argv) {
@@ -197,10 +106,8 @@ int main(int argc, char **argv) {
       write_module = arg.str();
       continue;
     }
-    if (arg.startswith("--hidden=") || arg.startswith("--ffn=") ||
-        arg.startswith("--devices=") || arg.startswith("--tokens=") ||
-        arg.startswith("--layers=")) {
-      if (!ParseSize(arg))
+    if (std::optional<bool> ok = loom::bench::ParseMlpSizeFlag(arg, size)) {
+      if (!*ok)
         return std::fprintf(stderr, "bad %s\n", argv[i]), 2;
       continue;
     }
@@ -215,7 +122,7 @@ int main(int argc, char **argv) {
       return std::fprintf(stderr, "cannot write '%s': %s\n", write_module.c_str(),
                           ec.message().c_str()),
              1;
-    os << MlpModule(size);
+    os << loom::bench::MlpModule(size);
     return 0;
   }
   RegisterAllHloPasses();

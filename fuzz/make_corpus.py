@@ -143,8 +143,8 @@ def main():
         for passes in (b"lnc_splitter", b"lnc_splitter,lower_local_collectives",
                        b"lnc_splitter,lower_local_collectives,insert_ptcom_flat",
                        b"insert_ptcom_flat,lnc_splitter", b"",
-                       b"neuron_looped_einsum_replacer,hlo-dce",
-                       b"neuron_looped_einsum_token_replacer,hlo-verifier",
+                       b"neuron_looped_einsum_replacer,hlo_dce",
+                       b"neuron_looped_einsum_token_replacer,hlo_verifier",
                        b"no_such_pass"):
             put(out, "PipelineFuzzer", bytes([bits]) + passes)
 

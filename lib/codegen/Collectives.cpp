@@ -56,11 +56,13 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
       return notLowered(I, llvm::toString(R.takeError()));
     RO = *R;
   }
-  for (const HloInstruction *O : I.operands())
-    if (RO == ReduceOp::Add && O->shape().IsArray() &&
-        !hlo::IsFloatingPointType(O->shape().element_type()))
-      return notLowered(I, "an integer sum wraps in HLO, CollectiveCompute "
-                           "saturates");
+  // An integer sum wraps in HLO and saturates in CollectiveCompute: it is
+  // gathered (all-gather, or all-to-all of the blocks for reduce-scatter)
+  // and folded on the device by TensorReduce, whose integer Add wraps.
+  auto intSum = [&](size_t K) {
+    return RO == ReduceOp::Add && n > 1 && I.operand(K)->shape().IsArray() &&
+           !hlo::IsFloatingPointType(I.operand(K)->shape().element_type());
+  };
   std::optional<int64_t> Dim;
   if (Gather || Scatter || (ToAll && I.operand_count() == 1)) {
     llvm::Expected<int64_t> D = hlo::GetCollectiveDimension(I);
@@ -75,27 +77,8 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
     return notLowered(I, "a combined array all-to-all of several operands");
   // The module header may not give the launch size the shapes were
   // written for: the result must have the elements the group implies.
-  for (size_t K = 0; K < I.operands().size(); ++K) {
-    const Shape &OS = I.operand(K)->shape();
-    const Shape &RS = Result.IsTuple() && !(ToAll && !Dim)
-                          ? Result.tuple_shapes(std::min<int64_t>(
-                                K, Result.tuple_shapes_size() - 1))
-                          : Result;
-    if (!OS.IsArray() || !RS.IsArray())
-      return notLowered(I, "operands and results must be arrays");
-    uint64_t In = OS.element_count(), Want = In;
-    bool Scalar = OS.rank() == 0;
-    if (Gather && !Scalar)
-      Want = In * n;
-    else if (Scatter && !Scalar)
-      Want = In % n ? 0 : In / n;
-    if (static_cast<uint64_t>(RS.element_count()) != Want ||
-        (Scatter && !Scalar && In % n))
-      return notLowered(I, "its shapes do not fit its group of " +
-                               llvm::Twine(n) +
-                               " device(s); give the launch size with "
-                               "--replica-count / --num-partitions");
-  }
+  if (llvm::Error E = checkGroupShapes(I, Result, n))
+    return notLowered(I, llvm::toString(std::move(E)));
   llvm::Expected<Val> Res = newValue(I, Result);
   if (!Res)
     return Res.takeError();
@@ -112,7 +95,8 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
   // One CollectiveCompute moving In (n-block layout for scatter / to-all
   // inputs, gather / to-all outputs) to Out; at lnc > 1 each core carries
   // the same share of every block.
-  auto collective = [&](int In, int Out, uint64_t InElems, llvm::StringRef Tag) {
+  auto collective = [&](int In, int Out, uint64_t InElems, llvm::StringRef Tag,
+                        CollectiveKind K, ReduceOp KO) {
     uint64_t OutElems = Bufs[Out].Elems;
     if (n == 1) {
       move(I, In, 0, {{1, InElems}}, Out, 0, {{1, OutElems}});
@@ -120,8 +104,11 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
     }
     // Blocks: the data splits into `Blocks` blocks of `Block` elements; a
     // core takes the same share of each block.
-    uint64_t InBlocks = (Scatter || ToAll) ? n : 1;
-    uint64_t OutBlocks = (Gather || ToAll) ? n : 1;
+    bool KScatter = K == CollectiveKind::ReduceScatter;
+    bool KGather = K == CollectiveKind::AllGather;
+    bool KToAll = K == CollectiveKind::AllToAll;
+    uint64_t InBlocks = (KScatter || KToAll) ? n : 1;
+    uint64_t OutBlocks = (KGather || KToAll) ? n : 1;
     uint64_t InBlock = InElems / InBlocks, OutBlock = OutElems / OutBlocks;
     bool Split = L > 1 && InBlock % L == 0 && OutBlock % L == 0 &&
                  InBlock / L > 0 && InBlock == OutBlock;
@@ -153,17 +140,40 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
       std::string N = (I.name() + Tag).str();
       bool Scratch = !Split && C > 0;
       Cores[C].emit(std::make_unique<InstCollectiveCompute>(
-                        Cores[C].uniqueName(N), Engine::POOL, Kind, Group, RO,
+                        Cores[C].uniqueName(N), Engine::POOL, K, Group, KO,
                         /*Local=*/false),
                     {dram(In, C, Split ? C * Share : 0, ID)},
                     {dram(Scratch ? Discard[C] : Out, C,
                           Split ? C * (OutBlock / Parts) : 0, OD)});
     }
   };
+  // Received [n][Elems] blocks (block j from member j) folded in member
+  // order into Out: laid out as [Elems][n] first, then one TensorReduce Add
+  // per group of n, which wraps on integers as HLO's sum does.
+  auto foldRanks = [&](int Recv, int Out, uint64_t Elems, llvm::StringRef Tag) {
+    std::string Base = (I.name() + Tag).str();
+    barrier(Base + ".recv");
+    DataType T = Bufs[Recv].T;
+    int Ranks = newBuffer(Base + ".ranks", T, n * Elems);
+    move(I, Recv, 0, {{1, Elems}, {static_cast<int64_t>(Elems), n}}, Ranks, 0,
+         {{1, n * Elems}});
+    barrier(Base + ".ranks");
+    foldGroups(I, Ranks, Out, T, Elems, n, ArithOp::Add, 0.0, -1);
+  };
   if (Reduce) {
-    for (size_t K = 0; K < Ops.size(); ++K)
-      collective(Ops[K].Buf, Outs[K], Bufs[Ops[K].Buf].Elems,
-                 Ops.size() > 1 ? "." + std::to_string(K) : "");
+    for (size_t K = 0; K < Ops.size(); ++K) {
+      std::string Tag = Ops.size() > 1 ? "." + std::to_string(K) : "";
+      uint64_t E = Bufs[Ops[K].Buf].Elems;
+      if (!intSum(K)) {
+        collective(Ops[K].Buf, Outs[K], E, Tag, Kind, RO);
+        continue;
+      }
+      int Recv = newBuffer((I.name() + Tag + ".gathered").str(),
+                           Bufs[Ops[K].Buf].T, n * E);
+      collective(Ops[K].Buf, Recv, E, Tag, CollectiveKind::AllGather,
+                 ReduceOp::None);
+      foldRanks(Recv, Outs[K], E, Tag);
+    }
   } else if (ToAll && !Dim) {
     // Tuple form: operand j goes to member j; result j comes from member j.
     uint64_t E = Bufs[Ops[0].Buf].Elems;
@@ -174,7 +184,7 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
     for (size_t K = 0; K < n; ++K)
       move(I, Ops[K].Buf, 0, {{1, E}}, In, K * E, {{1, E}});
     barrier((I.name() + ".send").str());
-    collective(In, Recv, n * E, "");
+    collective(In, Recv, n * E, "", Kind, RO);
     barrier((I.name() + ".recv").str());
     for (size_t K = 0; K < n; ++K)
       move(I, Recv, K * E, {{1, E}}, Outs[K], 0, {{1, E}});
@@ -196,10 +206,10 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
       if (Gather) {
         // out viewed as [Outer][n][Inner] from the gathered [n][Outer*Inner].
         if (Outer == 1) {
-          collective(In, Outs[Op], E, Tag);
+          collective(In, Outs[Op], E, Tag, Kind, RO);
         } else {
           int G = newBuffer((I.name() + Tag + ".gathered").str(), T, n * E);
-          collective(In, G, E, Tag);
+          collective(In, G, E, Tag, Kind, RO);
           barrier((I.name() + Tag + ".gathered").str());
           move(I, G, 0,
                {{static_cast<int64_t>(Inner), Outer},
@@ -223,13 +233,16 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
                Blocks, 0, {{1, E}});
           barrier((I.name() + Tag + ".blocks").str());
         }
-        if (Scatter) {
-          collective(Blocks, Outs[Op], E, Tag);
-        } else if (Outer == 1) {
-          collective(Blocks, Outs[Op], E, Tag);
+        if (Scatter && intSum(Op)) {
+          int Recv = newBuffer((I.name() + Tag + ".recv").str(), T, E);
+          collective(Blocks, Recv, E, Tag, CollectiveKind::AllToAll,
+                     ReduceOp::None);
+          foldRanks(Recv, Outs[Op], E / n, Tag);
+        } else if (Scatter || Outer == 1) {
+          collective(Blocks, Outs[Op], E, Tag, Kind, RO);
         } else {
           int Recv = newBuffer((I.name() + Tag + ".recv").str(), T, E);
-          collective(Blocks, Recv, E, Tag);
+          collective(Blocks, Recv, E, Tag, Kind, RO);
           barrier((I.name() + Tag + ".recv").str());
           // Received block j goes to part j of dimension D.
           move(I, Recv, 0,

@@ -1,6 +1,8 @@
 #include "loom/codegen/DeviceGroups.h"
 
 #include "loom/hlo/ir/HloAttributes.h"
+#include "loom/hlo/ir/HloComputation.h"
+#include "loom/support/Error.h"
 
 #include <numeric>
 
@@ -115,6 +117,134 @@ getDevicePairs(const HloInstruction &I, LaunchSize L) {
         Out.push_back({S * P + Part, T * P + Part});
   }
   return Out;
+}
+
+const hlo::Shape &getCollectiveResultShape(const HloInstruction &I) {
+  const hlo::Shape &S = I.shape();
+  bool Wrapped = (I.opcode() == HloOpcode::kAllGatherStart ||
+                  I.opcode() == HloOpcode::kCollectivePermuteStart ||
+                  I.opcode() == HloOpcode::kAsyncStart) &&
+                 S.IsTuple() && S.tuple_shapes_size() >= 2;
+  return Wrapped ? S.tuple_shapes(1) : S;
+}
+
+llvm::Error checkGroupShapes(const HloInstruction &I, const hlo::Shape &Result,
+                             uint64_t N) {
+  HloOpcode Op = I.opcode();
+  bool Gather = Op == HloOpcode::kAllGather || Op == HloOpcode::kAllGatherStart;
+  bool Scatter = Op == HloOpcode::kReduceScatter;
+  bool ToAll = Op == HloOpcode::kAllToAll;
+  bool ArrayToAll = ToAll && I.operand_count() == 1;
+  auto misfit = [&]() {
+    return makeError("its shapes do not fit its group of " + llvm::Twine(N) +
+                     " device(s); give the launch size with "
+                     "--replica-count / --num-partitions");
+  };
+  if (ToAll && !ArrayToAll && static_cast<uint64_t>(I.operand_count()) != N)
+    return misfit();
+  for (int64_t K = 0; K < I.operand_count(); ++K) {
+    const hlo::Shape &OS = I.operand(K)->shape();
+    const hlo::Shape &RS =
+        Result.IsTuple() && !(ToAll && !ArrayToAll) && Result.tuple_shapes_size()
+            ? Result.tuple_shapes(
+                  std::min<int64_t>(K, Result.tuple_shapes_size() - 1))
+            : Result;
+    if (!OS.IsArray() || !RS.IsArray())
+      return makeError("operands and results must be arrays");
+    uint64_t In = OS.element_count(), Want = In;
+    bool Scalar = OS.rank() == 0;
+    if (Gather && !Scalar)
+      Want = In * N;
+    else if (Scatter && !Scalar)
+      Want = In % N ? 0 : In / N;
+    if (static_cast<uint64_t>(RS.element_count()) != Want ||
+        (Scatter && !Scalar && In % N))
+      return misfit();
+    if (ArrayToAll) {
+      llvm::Expected<int64_t> D = hlo::GetCollectiveDimension(I);
+      if (!D)
+        return D.takeError();
+      if (*D < 0 || *D >= OS.rank() || OS.dimensions(*D) % N)
+        return misfit();
+    }
+  }
+  return llvm::Error::success();
+}
+
+namespace {
+
+bool isCollective(HloOpcode Op) {
+  switch (Op) {
+  case HloOpcode::kAllGather:
+  case HloOpcode::kAllGatherStart:
+  case HloOpcode::kAllReduce:
+  case HloOpcode::kAllReduceStart:
+  case HloOpcode::kReduceScatter:
+  case HloOpcode::kAllToAll:
+  case HloOpcode::kCollectivePermute:
+  case HloOpcode::kCollectivePermuteStart:
+    return true;
+  default:
+    return false;
+  }
+}
+
+llvm::Error checkFits(const HloInstruction &I, LaunchSize L) {
+  if (I.opcode() == HloOpcode::kCollectivePermute ||
+      I.opcode() == HloOpcode::kCollectivePermuteStart)
+    return getDevicePairs(I, L).takeError();
+  llvm::Expected<std::vector<std::vector<int64_t>>> Groups =
+      getDeviceGroups(I, L);
+  if (!Groups)
+    return Groups.takeError();
+  for (const auto &G : *Groups)
+    if (llvm::Error E = checkGroupShapes(I, getCollectiveResultShape(I), G.size()))
+      return hlo::InstructionError(I, llvm::toString(std::move(E)));
+  return llvm::Error::success();
+}
+
+std::vector<const HloInstruction *> collectivesOf(const hlo::HloModule &M) {
+  std::vector<const HloInstruction *> Out;
+  for (const hlo::HloComputation *C : M.computations())
+    for (const HloInstruction *I : C->instructions())
+      if (isCollective(I->opcode()))
+        Out.push_back(I);
+  return Out;
+}
+
+} // namespace
+
+llvm::Error checkLaunchFits(const hlo::HloModule &M, LaunchSize L) {
+  for (const HloInstruction *I : collectivesOf(M))
+    if (llvm::Error E = checkFits(*I, L))
+      return E;
+  return llvm::Error::success();
+}
+
+std::optional<LaunchSize> inferLaunchSize(const hlo::HloModule &M,
+                                          int64_t MaxDevices) {
+  std::vector<const HloInstruction *> Colls = collectivesOf(M);
+  // The collective that refused the last candidate is tried first on the
+  // next one: most candidates fail on the same few.
+  size_t First = 0;
+  for (int64_t N = 1; N <= MaxDevices; ++N)
+    for (int64_t R = 1; R <= N; ++R) {
+      if (N % R)
+        continue;
+      LaunchSize L{R, N / R};
+      bool Fits = true;
+      for (size_t K = 0; K < Colls.size() && Fits; ++K) {
+        size_t J = (First + K) % Colls.size();
+        if (llvm::Error E = checkFits(*Colls[J], L)) {
+          llvm::consumeError(std::move(E));
+          Fits = false;
+          First = J;
+        }
+      }
+      if (Fits)
+        return L;
+    }
+  return std::nullopt;
 }
 
 } // namespace loom::codegen

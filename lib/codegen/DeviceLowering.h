@@ -222,6 +222,7 @@ private:
   llvm::Expected<Val> lowerElementwise(const HloInstruction &I,
                                        llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerConstant(const HloInstruction &I);
+  llvm::Expected<Val> lowerInt64Constant(const HloInstruction &I, int Out);
   llvm::Expected<Val> lowerDataMovement(const HloInstruction &I,
                                         llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerDot(const HloInstruction &I, llvm::ArrayRef<Val> Ops);
@@ -245,6 +246,12 @@ private:
                                  llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerReduce(const HloInstruction &I,
                                   llvm::ArrayRef<Val> Ops);
+  /// Folds each of G groups of R consecutive elements of In with A into
+  /// one element of Out (type T), from InitConst, or else from element 0
+  /// of Init broadcast; the groups stream through SB tiles.
+  void foldGroups(const HloInstruction &I, int In, int Out, DataType T,
+                  uint64_t G, uint64_t R, ArithOp A,
+                  std::optional<double> InitConst, int Init);
   llvm::Expected<Val> lowerIota(const HloInstruction &I);
   llvm::Expected<Val> lowerDynamicSlice(const HloInstruction &I,
                                         llvm::ArrayRef<Val> Ops);

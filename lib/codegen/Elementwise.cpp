@@ -206,6 +206,13 @@ llvm::Expected<Val> DeviceLowering::lowerElementwise(const HloInstruction &I,
     if (HTo == PrimitiveType::PRED && HIn != PrimitiveType::PRED)
       return notLowered(I, "a conversion to pred is x != 0, TensorConvert "
                            "truncates");
+    // A 64-bit integer goes through double into the narrow float types,
+    // which may round twice where the interpreter rounds once.
+    if ((HIn == PrimitiveType::S64 || HIn == PrimitiveType::U64) &&
+        hlo::IsFloatingPointType(HTo) && HTo != PrimitiveType::F32)
+      return notLowered(I, "a conversion of a 64-bit integer to " +
+                               hlo::PrimitiveTypeName(HTo) +
+                               " may round twice in TensorConvert");
     Make = [](std::string N, unsigned K) {
       static const Engine Es[] = {Engine::ACT, Engine::DVE, Engine::POOL};
       return std::make_unique<InstTensorConvert>(std::move(N), Es[K % 3]);
@@ -302,7 +309,73 @@ void encodeValue(DataType T, double V, uint8_t *P) {
   case DataType::UINT8: return put(static_cast<uint8_t>(V));
   case DataType::UINT16: return put(static_cast<uint16_t>(V));
   case DataType::UINT32: return put(static_cast<uint32_t>(V));
+  case DataType::INT64: return put(static_cast<int64_t>(V));
+  case DataType::UINT64: return put(static_cast<uint64_t>(V));
   }
+}
+
+/// The values of a 64-bit integer literal, exactly (a double holds only
+/// 53 bits); none when a value is not a plain integer of the type.
+static std::optional<std::vector<uint64_t>> parseInt64Literal(llvm::StringRef Text,
+                                                       bool Signed) {
+  std::vector<uint64_t> Vals;
+  size_t I = 0;
+  while (I < Text.size()) {
+    char C = Text[I];
+    if (C == '{' || C == '}' || C == ',' || C == ' ' || C == '\n' || C == '\t') {
+      ++I;
+      continue;
+    }
+    size_t J = I;
+    while (J < Text.size() && !llvm::StringRef("{}, \n\t").contains(Text[J]))
+      ++J;
+    llvm::StringRef Tok = Text.slice(I, J);
+    if (Tok == "true" || Tok == "false") {
+      Vals.push_back(Tok == "true");
+    } else if (Signed) {
+      int64_t V;
+      if (Tok.getAsInteger(10, V))
+        return std::nullopt;
+      Vals.push_back(static_cast<uint64_t>(V));
+    } else {
+      uint64_t V;
+      if (Tok.getAsInteger(10, V))
+        return std::nullopt;
+      Vals.push_back(V);
+    }
+    I = J;
+  }
+  return Vals;
+}
+
+/// A 64-bit integer constant, read exactly; it carries its value for
+/// folding only when a double holds it exactly.
+llvm::Expected<Val> DeviceLowering::lowerInt64Constant(const HloInstruction &I,
+                                                       int Out) {
+  bool Signed = Bufs[Out].T == DataType::INT64;
+  std::optional<std::vector<uint64_t>> Vals =
+      parseInt64Literal(I.literal_text(), Signed);
+  uint64_t N = Bufs[Out].Elems;
+  if (!Vals)
+    return notLowered(I, "a value that is not an integer of the type");
+  if (Vals->size() == 1 && N != 1)
+    Vals->assign(N, (*Vals)[0]);
+  if (Vals->size() != N)
+    return notLowered(I, "the literal has " + llvm::Twine(Vals->size()) +
+                             " values for " + llvm::Twine(N) + " elements");
+  if (N == 0)
+    return arrayVal(Out);
+  std::vector<uint8_t> Bytes(N * 8);
+  std::memcpy(Bytes.data(), Vals->data(), N * 8);
+  for (MemoryLocation *Loc : Bufs[Out].PerCore)
+    Loc->setInitialData(Bytes);
+  uint64_t V0 = (*Vals)[0];
+  bool Splat = llvm::all_of(*Vals, [&](uint64_t V) { return V == V0; });
+  constexpr int64_t Max = int64_t(1) << 53; // doubles hold these exactly
+  int64_t S = static_cast<int64_t>(V0);
+  bool Exact = Signed ? S >= -Max && S <= Max : V0 <= uint64_t(Max);
+  double D = Signed ? double(S) : double(V0);
+  return arrayVal(Out, Splat && Exact ? std::optional<double>(D) : std::nullopt);
 }
 
 /// A constant is the initial data of its location: no instruction runs.
@@ -312,8 +385,11 @@ llvm::Expected<Val> DeviceLowering::lowerConstant(const HloInstruction &I) {
   llvm::Expected<int> Out = resultBuffer(I, I.shape());
   if (!Out)
     return Out.takeError();
-  std::optional<std::vector<double>> Vals = parseLiteral(I.literal_text());
   uint64_t N = Bufs[*Out].Elems;
+  DataType T64 = Bufs[*Out].T;
+  if (T64 == DataType::INT64 || T64 == DataType::UINT64)
+    return lowerInt64Constant(I, *Out);
+  std::optional<std::vector<double>> Vals = parseLiteral(I.literal_text());
   if (!Vals)
     return notLowered(I, "a value that is not a number, inf or nan (NaN "
                          "payloads and hexadecimal text are not read)");

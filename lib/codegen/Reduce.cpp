@@ -79,17 +79,24 @@ llvm::Expected<Val> DeviceLowering::lowerReduce(const HloInstruction &I,
     move(I, Ops[0].Buf, 0, Src, In, 0, {{1, G * R}});
     barrier((I.name() + ".in").str());
   }
-  std::optional<double> InitConst = Ops[1].Const;
+  foldGroups(I, In, *Out, *T, G, R, *A, Ops[1].Const, Init);
+  barrier(I.name());
+  return arrayVal(*Out);
+}
+
+void DeviceLowering::foldGroups(const HloInstruction &I, int In, int Out,
+                                DataType T, uint64_t G, uint64_t R, ArithOp A,
+                                std::optional<double> InitConst, int Init) {
   DataType TI = Bufs[In].T;
-  uint64_t F = SlotBytes / std::max(getDataTypeSize(TI), getDataTypeSize(*T));
+  uint64_t F = SlotBytes / std::max(getDataTypeSize(TI), getDataTypeSize(T));
   uint64_t PerRow = R <= F ? std::max<uint64_t>(1, F / R) : 1;
   std::vector<Chunk> Cs = chunks(G, PerRow);
   for (unsigned K = 0; K < Cs.size(); ++K) {
     const Chunk &C = Cs[K];
     unsigned Core = K % L;
     CoreEmitter &E = Cores[Core];
-    MemoryLocation *OT = E.nextSlot(*T);
-    AccessPattern OutTile(OT, 0, C.Parts, 0, {{1, C.Free}}, *T);
+    MemoryLocation *OT = E.nextSlot(T);
+    AccessPattern OutTile(OT, 0, C.Parts, 0, {{1, C.Free}}, T);
     if (!InitConst)
       E.emit(std::make_unique<InstDMACopy>(name(Core, I, "init"), E.nextDma(),
                                            false),
@@ -112,7 +119,7 @@ llvm::Expected<Val> DeviceLowering::lowerReduce(const HloInstruction &I,
              {dram(In, Core, C.First * R + R0, DramD)}, {InTile});
       bool Acc = R0 > 0 || !InitConst;
       E.emit(std::make_unique<InstTensorReduce>(
-                 name(Core, I, "red"), K % 2 ? Engine::POOL : Engine::DVE, *A,
+                 name(Core, I, "red"), K % 2 ? Engine::POOL : Engine::DVE, A,
                  Acc, InitConst.value_or(0)),
              {InTile}, {OutTile});
       if (R <= F)
@@ -123,10 +130,8 @@ llvm::Expected<Val> DeviceLowering::lowerReduce(const HloInstruction &I,
                             : Dims{{1, C.Free}};
     E.emit(std::make_unique<InstDMACopy>(name(Core, I, "st"), E.nextDma(),
                                          false),
-           {OutTile}, {dram(*Out, Core, C.First, OutD)});
+           {OutTile}, {dram(Out, Core, C.First, OutD)});
   }
-  barrier(I.name());
-  return arrayVal(*Out);
 }
 
 llvm::Expected<Val> DeviceLowering::lowerIota(const HloInstruction &I) {

@@ -125,9 +125,7 @@ llvm::Expected<std::vector<Shape>> parameterShapes(const Launch &L) {
 
 /// The native .npy dtype the simulator's --input takes for a location type.
 const char *nativeDescr(bir::DataType T) {
-  static const char *Native[] = {"<f4", "<u2", "<f2", "|u1", "|u1", "|i1",
-                                 "<i2", "<i4", "|u1", "<u2", "<u4"};
-  return Native[unsigned(T)];
+  return bir::getNativeNpyDescr(T);
 }
 
 const bir::MemoryLocation *findLocation(const bir::LaunchDevice &D,

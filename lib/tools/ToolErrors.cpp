@@ -4,13 +4,35 @@
 #include "llvm/ADT/StringMap.h"
 #include "llvm/Support/CommandLine.h"
 
+#include <string>
+
 namespace loom::tools {
 
-void ToolErrors::printErrorMessage(llvm::StringRef Message, llvm::StringRef Prefix) const {
+namespace {
+
+/// Every non-empty line of `Text` as "<Lead><Prefix><line>".
+void printLines(llvm::raw_ostream &OS, const llvm::Twine &Lead, llvm::StringRef Prefix,
+                llvm::StringRef Text) {
   llvm::SmallVector<llvm::StringRef, 8> Lines;
-  Message.split(Lines, '\n', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  Text.split(Lines, '\n', /*MaxSplit=*/-1, /*KeepEmpty=*/false);
+  std::string LeadText = Lead.str();
   for (llvm::StringRef Line : Lines)
-    OS << ToolName << ": error: " << Prefix << Line << "\n";
+    OS << LeadText << Prefix << Line << "\n";
+}
+
+} // namespace
+
+void ToolErrors::printErrorMessage(llvm::StringRef Message, llvm::StringRef Prefix) const {
+  printLabeled("error", Message, Prefix);
+}
+
+void ToolErrors::printLabeled(llvm::StringRef Label, llvm::StringRef Message,
+                              llvm::StringRef Prefix) const {
+  printLines(OS, ToolName + ": " + Label + ": ", Prefix, Message);
+}
+
+void ToolErrors::printNote(llvm::raw_ostream &NoteOS, llvm::StringRef Text) const {
+  printLines(NoteOS, ToolName + ": ", "", Text);
 }
 
 void ToolErrors::printError(llvm::Error E, llvm::StringRef Prefix) const {
@@ -26,6 +48,20 @@ int ToolErrors::failUsage(const llvm::Twine &Msg) const {
   OS << ToolName << ": error: " << Msg << "\n"
      << "Try '" << ToolName << " --help' for usage.\n";
   return ExitBadUsage;
+}
+
+void ToolErrors::printWarning(const llvm::Twine &Msg) const {
+  OS << ToolName << ": warning: " << Msg << "\n";
+}
+
+bool ToolErrors::parseCommandLine(int Argc, const char *const *Argv,
+                                  llvm::StringRef Overview) const {
+  std::string Messages;
+  llvm::raw_string_ostream MessageStream(Messages);
+  if (llvm::cl::ParseCommandLineOptions(Argc, Argv, Overview, &MessageStream))
+    return true;
+  OS << MessageStream.str() << "Try '" << ToolName << " --help' for usage.\n";
+  return false;
 }
 
 void hideLlvmInternalOptions() {

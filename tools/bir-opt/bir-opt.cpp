@@ -17,11 +17,13 @@
 #include "loom/bir/passes/Pass.h"
 #include "loom/bir/passes/PassManager.h"
 #include "loom/bir/passes/Pipeline.h"
+#include "loom/bir/sim/BackendToolOptions.h"
 #include "loom/bir/sim/Simulator.h"
 #include "loom/bir/sim/ToolOptions.h"
 #include "loom/support/Error.h"
 #include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
+#include "loom/tools/ToolErrors.h"
 
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/StringExtras.h"
@@ -36,8 +38,10 @@ namespace cl = llvm::cl;
 
 namespace {
 
-constexpr int ExitBadInput = 1;
-constexpr int ExitBadUsage = 2;
+using tools::ExitBadUsage;
+using tools::ExitSuccess;
+
+const tools::ToolErrors Errors("bir-opt");
 
 enum class EmitKind { Json, Text };
 
@@ -57,40 +61,7 @@ sim::ToolOptions
            "bir-sim's --cost (docs/cost-model.md)");
 
 // The backend passes' options, spelled as neuronx-cc spells them.
-cl::opt<uint64_t> SendRecvToGpsimdMaxBpp(
-    "sendrecv-to-gpsimd-max-bpp",
-    cl::desc("Bytes/partition under which local swapping SendRecvs will be "
-             "mapped to GPSIMDSB2SB (default 1024)"),
-    cl::init(BackendOptions().SendRecvToGpsimdMaxBpp), cl::value_desc("N"),
-    cl::cat(BirOptCategory));
-
-cl::opt<bool> EnableRemoteSemaphoreDMA(
-    "enable-remote-semaphore-dma",
-    cl::desc("Lower a SendRecv swap with a copy that signals the peer's "
-             "semaphore instead of a per-peer barrier"),
-    cl::cat(BirOptCategory));
-
-cl::opt<bool> EnablePTCOM(
-    "enable-ptcom",
-    cl::desc("Run insert_ptcom_flat in the pipeline (point-to-point "
-             "completion tokens)"),
-    cl::cat(BirOptCategory));
-
-cl::opt<bool> RunSharedAllocationBeforePostSched(
-    "run-shared-allocation-before-post-sched",
-    cl::desc("Run lower_local_collectives and coloring_allocator_dram_shared "
-             "before post_sched. Only relevant for trn2."),
-    cl::cat(BirOptCategory));
-
-cl::opt<SendRecvEngineChoice> SendRecvEngine(
-    "sendrecv-engine", cl::desc("How a SendRecv swap picks its engine"),
-    cl::init(SendRecvEngineChoice::Budget),
-    cl::values(clEnumValN(SendRecvEngineChoice::Budget, "budget",
-                          "GPSIMD when compatible and within "
-                          "--sendrecv-to-gpsimd-max-bpp (default)"),
-               clEnumValN(SendRecvEngineChoice::CostModel, "cost-model",
-                          "the faster engine under the cost model")),
-    cl::cat(BirOptCategory));
+sim::BackendToolOptions Backend(BirOptCategory);
 
 cl::opt<std::string> OutputFilename(
     "o", cl::desc("Output file, replaced only on success (default: stdout)"),
@@ -175,28 +146,11 @@ const char Overview[] =
     "  has the passes run on every device's program.\n"
     "  Exit status: 0 success, 1 bad input or a failing pass, 2 bad usage.\n";
 
-int failUsage(const llvm::Twine &Msg) {
-  llvm::errs() << "bir-opt: error: " << Msg << "\n"
-               << "Try 'bir-opt --help' for usage.\n";
-  return ExitBadUsage;
-}
-
-int failInput(llvm::Error E, llvm::StringRef Prefix = "") {
-  llvm::errs() << "bir-opt: error: " << Prefix << llvm::toString(std::move(E))
-               << "\n";
-  return ExitBadInput;
-}
-
 /// The backend options of the command line; --cost values were checked by
 /// checkUsage.
 BackendOptions getBackendOptions() {
-  BackendOptions Opts;
+  BackendOptions Opts = Backend.getBackendOptions();
   llvm::consumeError(Common.applyCostParams(Opts.Cost));
-  Opts.SendRecvToGpsimdMaxBpp = SendRecvToGpsimdMaxBpp;
-  Opts.EnableRemoteSemaphoreDMA = EnableRemoteSemaphoreDMA;
-  Opts.EnablePTCOM = EnablePTCOM;
-  Opts.RunSharedAllocationBeforePostSched = RunSharedAllocationBeforePostSched;
-  Opts.SendRecvEngine = SendRecvEngine;
   return Opts;
 }
 
@@ -269,10 +223,7 @@ llvm::Error checkEquivalenceAround(Program &Before, const Program &After,
   llvm::raw_string_ostream LogStream(Log);
   if (llvm::Error E = sim::checkEquivalence(Before, After, Opts, LogStream))
     return makeError("--check-equivalence: " + llvm::toString(std::move(E)));
-  llvm::SmallVector<llvm::StringRef, 4> Lines;
-  llvm::StringRef(LogStream.str()).split(Lines, '\n', -1, false);
-  for (llvm::StringRef Line : Lines)
-    llvm::errs() << "bir-opt: " << Line << '\n';
+  Errors.printNote(llvm::errs(), LogStream.str());
   return llvm::Error::success();
 }
 
@@ -307,36 +258,31 @@ int runOnLaunch(llvm::StringRef Text, llvm::StringRef FileName,
                 const LoadOptions &Opts, bool UsePipeline, PassManager &Passes) {
   std::string InputPrefix = (FileName + ": ").str();
   if (CheckEquivalence)
-    return failUsage("--check-equivalence compares two programs; it does not "
-                     "take a launch document");
+    return Errors.failUsage("--check-equivalence compares two programs; it "
+                            "does not take a launch document");
   llvm::Expected<Launch> L = parseLaunch(Text, FileName, Opts);
   if (!L)
-    return failInput(L.takeError());
+    return Errors.failInput(L.takeError());
   if (UsePipeline) {
     llvm::Expected<PassManager> PM = createDefaultPipeline(L->Arch);
     if (!PM)
-      return failInput(PM.takeError(), InputPrefix);
+      return Errors.failInput(PM.takeError(), InputPrefix);
     Passes = std::move(*PM);
   }
-  for (LaunchDevice &D : L->Devices) {
-    llvm::Expected<bool> Changed = Passes.run(D.Modules);
-    if (!Changed) {
-      if (llvm::AreStatisticsEnabled())
-        Passes.getContext().printStatistics(llvm::errs());
-      return failInput(Changed.takeError(),
-                       InputPrefix + "device " + std::to_string(D.Device) +
-                           ": ");
-    }
-  }
+  // A failing pass names its device ("device D: ..."); the counters are
+  // printed either way.
+  llvm::Expected<bool> Changed = Passes.runOnLaunch(*L);
   if (llvm::AreStatisticsEnabled())
     Passes.getContext().printStatistics(llvm::errs());
+  if (!Changed)
+    return Errors.failInput(Changed.takeError(), InputPrefix);
   if (!Passes.empty())
     if (llvm::Error E = verifyLaunch(*L))
-      return failInput(std::move(E), InputPrefix + "after the passes: ");
+      return Errors.failInput(std::move(E), InputPrefix + "after the passes: ");
   if (llvm::Error E = writeOutputAtomically(
           OutputFilename, [&](llvm::raw_ostream &OS) { renderLaunch(OS, *L); }))
-    return failInput(std::move(E));
-  return 0;
+    return Errors.failInput(std::move(E));
+  return ExitSuccess;
 }
 
 } // namespace
@@ -361,20 +307,15 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(BirOptCategory);
   cl::SetVersionPrinter(
       [](llvm::raw_ostream &OS) { OS << "bir-opt (loom)\n"; });
-  std::string ParseErrors;
-  llvm::raw_string_ostream ParseErrorStream(ParseErrors);
-  if (!cl::ParseCommandLineOptions(argc, argv, Overview, &ParseErrorStream)) {
-    llvm::errs() << ParseErrorStream.str()
-                 << "Try 'bir-opt --help' for usage.\n";
+  if (!Errors.parseCommandLine(argc, argv, Overview))
     return ExitBadUsage;
-  }
   if (ListPasses) {
     for (llvm::StringRef Name : getPassNames())
       llvm::outs() << Name << "\n";
-    return 0;
+    return ExitSuccess;
   }
   if (llvm::Error E = checkUsage())
-    return failUsage(llvm::toString(std::move(E)));
+    return Errors.failUsage(llvm::toString(std::move(E)));
   if (PrintPipeline) {
     // Without --target the pipeline is the one for trn2, BIR's default.
     Target T = Common.TargetArch.getNumOccurrences()
@@ -383,20 +324,20 @@ int main(int argc, char **argv) {
     llvm::Expected<std::vector<PipelineEntry>> Entries =
         buildDefaultPipeline(getBackendOptions(), T);
     if (!Entries)
-      return failUsage(llvm::toString(Entries.takeError()));
+      return Errors.failUsage(llvm::toString(Entries.takeError()));
     printPipeline(llvm::outs(), *Entries);
-    return 0;
+    return ExitSuccess;
   }
   bool UsePipeline = PipelineOpt.getNumOccurrences();
   // Every name is checked before the input is read; the pipeline's passes
   // depend on the program's target and are created once it is loaded.
   llvm::Expected<PassManager> Passes = createPassList();
   if (!Passes)
-    return failUsage(llvm::toString(Passes.takeError()));
+    return Errors.failUsage(llvm::toString(Passes.takeError()));
 
   llvm::Expected<std::string> Text = readInput(InputFilename);
   if (!Text)
-    return failInput(Text.takeError());
+    return Errors.failInput(Text.takeError());
   LoadOptions Opts = Common.getLoadOptions();
   llvm::StringRef FileName =
       InputFilename == "-" ? llvm::StringRef("<stdin>") : InputFilename;
@@ -405,13 +346,13 @@ int main(int argc, char **argv) {
     return runOnLaunch(*Text, FileName, Opts, UsePipeline, *Passes);
   llvm::Expected<Program> P = parseProgram(*Text, FileName, Opts);
   if (!P)
-    return failInput(P.takeError());
+    return Errors.failInput(P.takeError());
 
   Target T = P->front()->getTargetOptions().Arch;
   if (UsePipeline) {
     llvm::Expected<PassManager> L = createDefaultPipeline(T);
     if (!L)
-      return failInput(L.takeError(), InputPrefix);
+      return Errors.failInput(L.takeError(), InputPrefix);
     *Passes = std::move(*L);
   }
   // The program as it was loaded, kept for the comparison.
@@ -425,12 +366,12 @@ int main(int argc, char **argv) {
   if (llvm::AreStatisticsEnabled())
     Passes->getContext().printStatistics(llvm::errs());
   if (!Changed)
-    return failInput(Changed.takeError(), InputPrefix);
+    return Errors.failInput(Changed.takeError(), InputPrefix);
   if (CheckEquivalence)
     if (llvm::Error E = checkEquivalenceAround(*Before, *P, FileName))
-      return failInput(std::move(E), InputPrefix);
+      return Errors.failInput(std::move(E), InputPrefix);
   if (llvm::Error E = writeOutputAtomically(
           OutputFilename, [&](llvm::raw_ostream &OS) { render(OS, *P); }))
-    return failInput(std::move(E));
-  return 0;
+    return Errors.failInput(std::move(E));
+  return ExitSuccess;
 }

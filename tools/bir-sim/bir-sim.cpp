@@ -26,6 +26,7 @@
 #include "loom/support/Npy.h"
 #include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
+#include "loom/tools/ToolErrors.h"
 
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/Support/CommandLine.h"
@@ -40,8 +41,11 @@ namespace cl = llvm::cl;
 
 namespace {
 
-constexpr int ExitBadInput = 1;
-constexpr int ExitBadUsage = 2;
+using tools::ExitBadInput;
+using tools::ExitBadUsage;
+using tools::ExitSuccess;
+
+const tools::ToolErrors Errors("bir-sim");
 
 cl::OptionCategory Cat("bir-sim options");
 
@@ -153,35 +157,24 @@ const char Overview[] =
     "  --against-hlo compares its outputs with hlo-run's.\n"
     "  Exit status: 0 success, 1 bad input or a failed check, 2 bad usage.\n";
 
-int failUsage(const llvm::Twine &Msg) {
-  llvm::errs() << "bir-sim: error: " << Msg << "\n"
-               << "Try 'bir-sim --help' for usage.\n";
-  return ExitBadUsage;
-}
-
-/// Prints every error with its kind's prefix.
+/// Prints every error under its kind's label ("bir-sim: race: ...",
+/// "bir-sim: deadlock: ...", otherwise "bir-sim: error: ..."), every line
+/// of a message on its own.
 int failRun(llvm::Error E) {
   llvm::handleAllErrors(
       std::move(E),
       [](const sim::SimFailure &F) {
-        const char *Prefix = "error";
+        const char *Label = "error";
         switch (F.getKind()) {
-        case sim::FailureKind::Race: Prefix = "race"; break;
-        case sim::FailureKind::Deadlock: Prefix = "deadlock"; break;
-        case sim::FailureKind::Nondeterminism: Prefix = "nondeterminism"; break;
+        case sim::FailureKind::Race: Label = "race"; break;
+        case sim::FailureKind::Deadlock: Label = "deadlock"; break;
+        case sim::FailureKind::Nondeterminism: Label = "nondeterminism"; break;
         default: break;
         }
-        if (F.getKind() == sim::FailureKind::Race) {
-          llvm::SmallVector<llvm::StringRef, 4> Lines;
-          llvm::StringRef(F.getMessage()).split(Lines, '\n');
-          for (llvm::StringRef L : Lines)
-            llvm::errs() << "bir-sim: " << Prefix << ": " << L << "\n";
-          return;
-        }
-        llvm::errs() << "bir-sim: " << Prefix << ": " << F.getMessage() << "\n";
+        Errors.printLabeled(Label, F.getMessage());
       },
       [](const llvm::ErrorInfoBase &EI) {
-        llvm::errs() << "bir-sim: error: " << EI.message() << "\n";
+        Errors.printErrorMessage(EI.message());
       });
   return ExitBadInput;
 }
@@ -273,6 +266,16 @@ loadModule(llvm::StringRef Path, const Launch &L) {
   return M;
 }
 
+/// --trace: the run's timeline (up to a failure, which it explains).
+llvm::Error writeTraceFile(const sim::SimResult &R) {
+  if (TraceFile.empty())
+    return llvm::Error::success();
+  std::string S;
+  llvm::raw_string_ostream OS(S);
+  sim::writeTrace(OS, R);
+  return writeOutputAtomically(TraceFile, OS.str());
+}
+
 /// bir-sim LAUNCH.json: the launch mode (docs/simulator.md, "Running a
 /// launch").
 int runLaunchDocument(std::string Text, const sim::SimOptions &Opts) {
@@ -281,10 +284,10 @@ int runLaunchDocument(std::string Text, const sim::SimOptions &Opts) {
   if (!L)
     return failRun(L.takeError());
   if (!Dumps.empty() || !DumpAll.empty())
-    return failUsage("--dump and --dump-all take a program document, not a "
+    return Errors.failUsage("--dump and --dump-all take a program document, not a "
                      "launch (use --output-dir)");
   if (!AgainstHlo.empty() && !OutputDir.empty())
-    return failUsage("--output-dir cannot be used with --against-hlo");
+    return Errors.failUsage("--output-dir cannot be used with --against-hlo");
   launch::CheckOptions LO;
   LO.Seed = Seed;
   LO.SameInputs = SameInputs;
@@ -292,7 +295,7 @@ int runLaunchDocument(std::string Text, const sim::SimOptions &Opts) {
   for (llvm::StringRef In : InputValues) {
     std::optional<launch::ParameterInput> P = launch::parseParameterInput(In);
     if (!P)
-      return failUsage("bad --input '" + In +
+      return Errors.failUsage("bad --input '" + In +
                        "': expected DEVICE:PARAM=FILE.npy for a launch");
     LO.Inputs.push_back(std::move(*P));
   }
@@ -316,39 +319,30 @@ int runLaunchDocument(std::string Text, const sim::SimOptions &Opts) {
     if (!Same)
       return failRun(Same.takeError());
     if (!*Same) {
-      llvm::errs() << "bir-sim: error: " << Name << " differs from "
-                   << AgainstHlo << "\n";
+      Errors.printErrorMessage((Name + " differs from " + AgainstHlo).str());
       return ExitBadInput;
     }
-    return 0;
+    return ExitSuccess;
   }
   auto Args = launch::makeLaunchArguments(*L, Module.get(), LO);
   if (!Args)
     return failRun(makeError(Name + ": " + llvm::toString(Args.takeError())));
-  auto WriteTrace = [&](const sim::SimResult &R) -> llvm::Error {
-    if (TraceFile.empty())
-      return llvm::Error::success();
-    std::string S;
-    llvm::raw_string_ostream OS(S);
-    sim::writeTrace(OS, R);
-    return writeOutputAtomically(TraceFile, OS.str());
-  };
   sim::SimResult Partial;
   llvm::Expected<launch::LaunchRun> Run =
       launch::runLaunch(*L, *Args, LO, &Partial);
   if (!Run) {
     if (!Partial.Slices.empty())
-      if (llvm::Error E = WriteTrace(Partial))
+      if (llvm::Error E = writeTraceFile(Partial))
         llvm::consumeError(std::move(E));
     return failRun(Run.takeError());
   }
   if (!OutputDir.empty())
     if (llvm::Error E = launch::writeOutputs(OutputDir, *Run))
       return failRun(std::move(E));
-  if (llvm::Error E = WriteTrace(Run->Sim))
+  if (llvm::Error E = writeTraceFile(Run->Sim))
     return failRun(std::move(E));
   sim::printReport(llvm::outs(), Run->Sim, Report == ReportKind::Json);
-  return 0;
+  return ExitSuccess;
 }
 
 } // namespace
@@ -360,20 +354,15 @@ int main(int argc, char **argv) {
   Common.CostParams.setDescription(costHelp());
   cl::SetVersionPrinter(
       [](llvm::raw_ostream &OS) { OS << "bir-sim (loom)\n"; });
-  std::string ParseErrors;
-  llvm::raw_string_ostream ParseErrorStream(ParseErrors);
-  if (!cl::ParseCommandLineOptions(argc, argv, Overview, &ParseErrorStream)) {
-    llvm::errs() << ParseErrorStream.str()
-                 << "Try 'bir-sim --help' for usage.\n";
+  if (!Errors.parseCommandLine(argc, argv, Overview))
     return ExitBadUsage;
-  }
   unsigned Want = CheckEquivalence ? 2 : 1;
   if (Inputs.size() != Want)
-    return failUsage(CheckEquivalence
+    return Errors.failUsage(CheckEquivalence
                          ? "--check-equivalence needs BEFORE.json and AFTER.json"
                          : "name one program (or - for stdin)");
   if (llvm::Error E = Common.checkLncSize(Target::Generic))
-    return failUsage(llvm::toString(std::move(E)));
+    return Errors.failUsage(llvm::toString(std::move(E)));
 
   sim::SimOptions Opts;
   Opts.Seed = Seed;
@@ -386,7 +375,7 @@ int main(int argc, char **argv) {
   for (const std::string &C : CollectiveNames)
     Opts.CollectiveNames.push_back(C);
   if (llvm::Error E = Common.applyCostParams(Opts.Cost))
-    return failUsage(llvm::toString(std::move(E)));
+    return Errors.failUsage(llvm::toString(std::move(E)));
   // A launch document takes the launch mode; a program the options below.
   std::optional<std::string> Text;
   if (!CheckEquivalence) {
@@ -405,12 +394,12 @@ int main(int argc, char **argv) {
   }
   if (!AgainstHlo.empty() || !OutputDir.empty() || SameInputs ||
       !HloModuleFile.empty())
-    return failUsage("--against-hlo, --hlo, --output-dir and --same-inputs "
+    return Errors.failUsage("--against-hlo, --hlo, --output-dir and --same-inputs "
                      "need a launch document");
   for (llvm::StringRef In : InputValues) {
     auto [Spec, File] = In.split('=');
     if (File.empty() || Spec.empty())
-      return failUsage("--input " + In + ": expected [C:]NAME=FILE.npy");
+      return Errors.failUsage("--input " + In + ": expected [C:]NAME=FILE.npy");
     auto [Core, Name] = splitCore(Spec);
     llvm::Expected<std::string> Bytes = readInput(File);
     if (!Bytes)
@@ -433,37 +422,26 @@ int main(int argc, char **argv) {
     llvm::raw_string_ostream LogStream(Log);
     if (llvm::Error E = sim::checkEquivalence(*Before, *After, Opts, LogStream))
       return failRun(std::move(E));
-    llvm::SmallVector<llvm::StringRef, 4> Lines;
-    llvm::StringRef(LogStream.str()).split(Lines, '\n', -1, false);
-    for (llvm::StringRef Line : Lines)
-      llvm::outs() << "bir-sim: " << Line << '\n';
-    return 0;
+    Errors.printNote(llvm::outs(), LogStream.str());
+    return ExitSuccess;
   }
 
   llvm::Expected<Program> P = load(Inputs[0], std::move(Text));
   if (!P)
     return failRun(P.takeError());
-  auto WriteTrace = [&](const sim::SimResult &R) -> llvm::Error {
-    if (TraceFile.empty())
-      return llvm::Error::success();
-    std::string S;
-    llvm::raw_string_ostream OS(S);
-    sim::writeTrace(OS, R);
-    return writeOutputAtomically(TraceFile, OS.str());
-  };
   sim::SimResult Partial;
   llvm::Expected<sim::SimResult> R = sim::simulate(*P, Opts, &Partial);
   if (!R) {
     // The timeline up to a race or a deadlock is what explains it.
     if (!Partial.Slices.empty())
-      if (llvm::Error E = WriteTrace(Partial))
+      if (llvm::Error E = writeTraceFile(Partial))
         llvm::consumeError(std::move(E));
     return failRun(R.takeError());
   }
   if (llvm::Error E = writeDumps(*R))
     return failRun(std::move(E));
-  if (llvm::Error E = WriteTrace(*R))
+  if (llvm::Error E = writeTraceFile(*R))
     return failRun(std::move(E));
   sim::printReport(llvm::outs(), *R, Report == ReportKind::Json);
-  return 0;
+  return ExitSuccess;
 }

@@ -19,11 +19,14 @@
 #include "loom/hlo/pass/HloPassPipeline.h"
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/hlo/pass/PassRegistry.h"
+#include "loom/hlo/passes/NeuronEnv.h"
 #include "loom/hlo/passes/Passes.h"
 #include "loom/hlo/proto/HloModuleLoader.h"
 #include "loom/hlo/proto/HloProto.h"
+#include "loom/support/Error.h"
 #include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
+#include "loom/tools/LaunchSizeOptions.h"
 #include "loom/tools/ThreadsOption.h"
 #include "loom/tools/ToolErrors.h"
 
@@ -32,7 +35,9 @@
 #include "llvm/Support/InitLLVM.h"
 #include "llvm/Support/raw_ostream.h"
 
+#include <optional>
 #include <string>
+#include <vector>
 
 using namespace loom;
 using namespace loom::hlo;
@@ -65,7 +70,9 @@ cl::opt<std::string> input_path(cl::Positional, cl::desc("<file.hlo | file.pb | 
 
 cl::list<std::string> pass_names(
     "passes", cl::CommaSeparated, cl::value_desc("a,b,..."),
-    cl::desc("Run these passes in this order (see --list-passes)"), cl::cat(tool_category));
+    cl::desc("Run these passes in this order (see --list-passes; a hyphen in a name stands "
+             "for an underscore)"),
+    cl::cat(tool_category));
 
 cl::opt<std::string> output_path(
     "o", cl::init("-"), cl::value_desc("file"),
@@ -122,11 +129,37 @@ cl::opt<uint64_t> check_numerics_seed("check-numerics-seed", cl::init(0), cl::va
                                       cl::desc("Seed of the random inputs of --check-numerics"),
                                       cl::cat(tool_category));
 
+/// CheckNumerics on the launch size of --replica-count / --num-partitions
+/// when given (as hlo-run runs), with hlo-run's hint when the module
+/// declares no size and the check failed for want of devices. The result
+/// keeps its own header: the size is the check's, not the module's.
+llvm::Error CheckNumericsOnLaunch(HloModule &before, HloModule &after,
+                                  const NumericsCheckOptions &options) {
+  bool declares_size =
+      after.FindHeaderAttribute("replica_count") || after.FindHeaderAttribute("num_partitions");
+  std::vector<HloModule::HeaderAttribute> header = after.header_attributes().vec();
+  for (HloModule *m : {&before, &after}) {
+    if (std::optional<int64_t> replicas = tools::getReplicaCountOption())
+      m->SetHeaderAttribute("replica_count", std::to_string(*replicas));
+    if (std::optional<int64_t> partitions = tools::getNumPartitionsOption())
+      m->SetHeaderAttribute("num_partitions", std::to_string(*partitions));
+  }
+  bool sized = declares_size || tools::getReplicaCountOption() || tools::getNumPartitionsOption();
+  llvm::Error err = CheckNumerics(before, after, options, llvm::errs());
+  after.mutable_header_attributes() = std::move(header);
+  if (!err)
+    return llvm::Error::success();
+  std::string message = llvm::toString(std::move(err));
+  return makeError(message + tools::getLaunchSizeHint(sized, message));
+}
+
 int Main(int argc, char **argv) {
   RegisterAllHloPasses();
   tools::hideLlvmInternalOptions();
   // Listed with the interpreter's options, whose devices it also runs.
   tools::addThreadsOptionToCategory(EvalOptionCategory());
+  tools::addLaunchSizeOptionsToCategory(tool_category, "Run --check-numerics on",
+                                        "(the printed module keeps its header)");
   cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "hlo-opt (loom)\n"; });
   std::string cl_errors;
   llvm::raw_string_ostream cl_errors_os(cl_errors);
@@ -153,6 +186,19 @@ int Main(int argc, char **argv) {
     return errors.failUsage(problem);
   if (std::string problem = EvalCommandLineProblem(); !problem.empty())
     return errors.failUsage(problem);
+  if (std::string problem = tools::getLaunchSizeOptionsProblem(); !problem.empty())
+    return errors.failUsage(problem);
+  for (const std::string &warning : CollectiveMatmulEnvironmentWarnings())
+    errors.printWarning(warning);
+  // Options that only shape the check do nothing without it: say so rather
+  // than let a user believe they took effect.
+  if (!check_numerics) {
+    if (check_numerics_seed.getNumOccurrences())
+      errors.printWarning("--check-numerics-seed does nothing without --check-numerics");
+    if (tools::getReplicaCountOption() || tools::getNumPartitionsOption())
+      errors.printWarning(
+          "--replica-count and --num-partitions do nothing without --check-numerics");
+  }
   // Every pass name is checked before any input is read: a typo is a usage
   // error whatever the input holds.
   HloPassPipelineOptions pipeline_options;
@@ -219,7 +265,7 @@ int Main(int argc, char **argv) {
     numerics_options.seed = check_numerics_seed;
     numerics_options.eval = EvalOptionsFromCommandLine();
     numerics_options.eval.threads = tools::getThreadsOption();
-    if (llvm::Error err = CheckNumerics(*before, **module, numerics_options, llvm::errs()))
+    if (llvm::Error err = CheckNumericsOnLaunch(*before, **module, numerics_options))
       return errors.failInput(std::move(err), file_prefix + "--check-numerics: ");
   }
 

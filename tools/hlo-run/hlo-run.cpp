@@ -27,6 +27,7 @@
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/support/Error.h"
 #include "loom/support/InputFile.h"
+#include "loom/tools/LaunchSizeOptions.h"
 #include "loom/tools/ThreadsOption.h"
 #include "loom/tools/ToolErrors.h"
 
@@ -82,16 +83,6 @@ llvm::cl::opt<int64_t>
                                 "longer ones is elided (default 64)"),
                  llvm::cl::init(64), llvm::cl::cat(category));
 
-llvm::cl::opt<int64_t>
-    replica_count("replica-count", llvm::cl::value_desc("N"),
-                  llvm::cl::desc("Run on N replicas whatever the module header says "
-                                 "(also the --compare reference)"),
-                  llvm::cl::cat(category));
-llvm::cl::opt<int64_t>
-    num_partitions("num-partitions", llvm::cl::value_desc("N"),
-                   llvm::cl::desc("Run on N partitions whatever the module header says "
-                                  "(also the --compare reference)"),
-                   llvm::cl::cat(category));
 llvm::cl::opt<bool>
     same_inputs("same-inputs",
                 llvm::cl::desc("Give every parameter the same random values on every device "
@@ -125,10 +116,10 @@ llvm::Expected<std::unique_ptr<HloModule>> LoadModule(llvm::StringRef path) {
   if (!module)
     return module.takeError();
   // XLA's tests set the launch size in code; the flags play that part.
-  if (replica_count.getNumOccurrences())
-    (*module)->SetHeaderAttribute("replica_count", std::to_string(replica_count));
-  if (num_partitions.getNumOccurrences())
-    (*module)->SetHeaderAttribute("num_partitions", std::to_string(num_partitions));
+  if (std::optional<int64_t> replicas = tools::getReplicaCountOption())
+    (*module)->SetHeaderAttribute("replica_count", std::to_string(*replicas));
+  if (std::optional<int64_t> partitions = tools::getNumPartitionsOption())
+    (*module)->SetHeaderAttribute("num_partitions", std::to_string(*partitions));
   if (no_verify)
     return module;
   if (auto err = VerifyHloModule(**module, threads))
@@ -232,15 +223,9 @@ llvm::Error WriteResults(const std::vector<Literal> &results) {
 /// A module whose header names no launch size runs on one device; XLA's
 /// tests set the size in code, so say how to give it.
 std::string LaunchSizeHint(const HloModule &module, llvm::StringRef message) {
-  if (module.FindHeaderAttribute("replica_count") || module.FindHeaderAttribute("num_partitions"))
-    return "";
-  // Only where the run failed for want of devices: a collective naming ids
-  // or stacking shards the one device cannot supply.
-  if (!message.contains(" id ") && !message.contains(" does not match ") &&
-      !message.contains(" over 1 device"))
-    return "";
-  return " (the module header declares neither replica_count nor num_partitions, so it runs "
-         "on 1 device; give the launch size with --replica-count / --num-partitions)";
+  return tools::getLaunchSizeHint(module.FindHeaderAttribute("replica_count") ||
+                                      module.FindHeaderAttribute("num_partitions"),
+                                  message);
 }
 
 int RunOne(const HloModule &module, const std::vector<std::vector<Literal>> &args) {
@@ -290,9 +275,8 @@ std::string UsageProblem() {
   if ((rtol_flag.getNumOccurrences() && rtol_flag < 0) ||
       (atol_flag.getNumOccurrences() && atol_flag < 0) || max_elements < 0)
     return "--rtol, --atol and --max-elements must not be negative";
-  if ((replica_count.getNumOccurrences() && replica_count < 1) ||
-      (num_partitions.getNumOccurrences() && num_partitions < 1))
-    return "--replica-count and --num-partitions must be at least 1";
+  if (std::string problem = tools::getLaunchSizeOptionsProblem(); !problem.empty())
+    return problem;
   for (const std::string &text : inputs)
     if (!ParseInputSpec(text))
       return "bad --input '" + text + "': expected DEVICE:PARAM=FILE.npy";
@@ -307,6 +291,7 @@ int main(int argc, char **argv) {
   llvm::InitLLVM init(argc, argv);
   // --threads is listed with the interpreter's options, whose devices it runs.
   tools::addThreadsOptionToCategory(EvalOptionCategory());
+  tools::addLaunchSizeOptionsToCategory(category, "Run on", "(also the --compare reference)");
   llvm::cl::HideUnrelatedOptions({&category, &EvalOptionCategory()});
   if (!llvm::cl::ParseCommandLineOptions(
           argc, argv,

@@ -17,13 +17,16 @@
 #include "loom/bir/json/LaunchJson.h"
 #include "loom/bir/passes/PassManager.h"
 #include "loom/bir/passes/Pipeline.h"
+#include "loom/bir/sim/BackendToolOptions.h"
 #include "loom/codegen/Codegen.h"
+#include "loom/codegen/DeviceGroups.h"
 #include "loom/hlo/proto/HloModuleLoader.h"
 #include "loom/launch/LaunchRunner.h"
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/support/Error.h"
 #include "loom/support/InputFile.h"
 #include "loom/support/OutputFile.h"
+#include "loom/tools/ToolErrors.h"
 
 #include "llvm/Support/CommandLine.h"
 #include "llvm/Support/InitLLVM.h"
@@ -35,8 +38,11 @@ namespace cl = llvm::cl;
 
 namespace {
 
-constexpr int ExitBadInput = 1;
-constexpr int ExitBadUsage = 2;
+using tools::ExitBadInput;
+using tools::ExitBadUsage;
+using tools::ExitSuccess;
+
+const tools::ToolErrors Errors("hlo-to-bir");
 
 cl::OptionCategory Category("hlo-to-bir options");
 
@@ -77,36 +83,7 @@ cl::opt<int64_t> NumPartitions(
     cl::cat(Category));
 
 // bir-opt's backend flags, spelled as there.
-cl::opt<bool> EnablePTCOM(
-    "enable-ptcom",
-    cl::desc("Run insert_ptcom_flat in the pipeline (point-to-point "
-             "completion tokens)"),
-    cl::cat(Category));
-cl::opt<uint64_t> SendRecvToGpsimdMaxBpp(
-    "sendrecv-to-gpsimd-max-bpp",
-    cl::desc("Bytes/partition under which local swapping SendRecvs will be "
-             "mapped to GPSIMDSB2SB (default 1024)"),
-    cl::init(BackendOptions().SendRecvToGpsimdMaxBpp), cl::value_desc("N"),
-    cl::cat(Category));
-cl::opt<bool> EnableRemoteSemaphoreDMA(
-    "enable-remote-semaphore-dma",
-    cl::desc("Lower a SendRecv swap with a copy that signals the peer's "
-             "semaphore instead of a per-peer barrier"),
-    cl::cat(Category));
-cl::opt<bool> RunSharedAllocationBeforePostSched(
-    "run-shared-allocation-before-post-sched",
-    cl::desc("Run lower_local_collectives and coloring_allocator_dram_shared "
-             "before post_sched. Only relevant for trn2."),
-    cl::cat(Category));
-cl::opt<SendRecvEngineChoice> SendRecvEngine(
-    "sendrecv-engine", cl::desc("How a SendRecv swap picks its engine"),
-    cl::init(SendRecvEngineChoice::Budget),
-    cl::values(clEnumValN(SendRecvEngineChoice::Budget, "budget",
-                          "GPSIMD when compatible and within "
-                          "--sendrecv-to-gpsimd-max-bpp (default)"),
-               clEnumValN(SendRecvEngineChoice::CostModel, "cost-model",
-                          "the faster engine under the cost model")),
-    cl::cat(Category));
+sim::BackendToolOptions Backend(Category);
 
 cl::opt<bool> Check(
     "check",
@@ -155,28 +132,6 @@ const char Overview[] =
     "  Exit status: 0 success, 1 bad input or an op that is not lowered,\n"
     "  2 bad usage.\n";
 
-int failUsage(const llvm::Twine &Msg) {
-  llvm::errs() << "hlo-to-bir: error: " << Msg << "\n"
-               << "Try 'hlo-to-bir --help' for usage.\n";
-  return ExitBadUsage;
-}
-
-int failInput(llvm::Error E) {
-  llvm::errs() << "hlo-to-bir: error: " << llvm::toString(std::move(E))
-               << "\n";
-  return ExitBadInput;
-}
-
-BackendOptions getBackendOptions() {
-  BackendOptions O;
-  O.SendRecvToGpsimdMaxBpp = SendRecvToGpsimdMaxBpp;
-  O.EnableRemoteSemaphoreDMA = EnableRemoteSemaphoreDMA;
-  O.EnablePTCOM = EnablePTCOM;
-  O.RunSharedAllocationBeforePostSched = RunSharedAllocationBeforePostSched;
-  O.SendRecvEngine = SendRecvEngine;
-  return O;
-}
-
 void render(llvm::raw_ostream &OS, const Launch &L) {
   if (Emit == EmitKind::Json) {
     writeLaunch(OS, L);
@@ -203,6 +158,28 @@ void render(llvm::raw_ostream &OS, const Launch &L) {
   }
 }
 
+/// Where lowering failed and the module's collectives do not fit the
+/// launch it was compiled for, the smallest launch that fits them
+/// (codegen::inferLaunchSize): XLA's tests set the launch size in code, so
+/// many modules' headers do not give it.
+std::string launchSizeHint(const hlo::HloModule &M,
+                           const codegen::CodegenOptions &CO) {
+  codegen::LaunchSize Now{CO.ReplicaCount ? CO.ReplicaCount : M.replica_count(),
+                          CO.NumPartitions ? CO.NumPartitions
+                                           : M.num_partitions()};
+  if (llvm::Error E = codegen::checkLaunchFits(M, Now))
+    llvm::consumeError(std::move(E));
+  else
+    return "";
+  std::optional<codegen::LaunchSize> Fit = codegen::inferLaunchSize(M);
+  if (!Fit)
+    return "no launch of up to 1024 devices fits the module's collectives";
+  return ("the smallest launch that fits the module's collectives is "
+          "--replica-count=" + llvm::Twine(Fit->ReplicaCount) +
+          " --num-partitions=" + llvm::Twine(Fit->NumPartitions))
+      .str();
+}
+
 } // namespace
 
 int main(int argc, char **argv) {
@@ -210,40 +187,41 @@ int main(int argc, char **argv) {
   cl::HideUnrelatedOptions(Category);
   cl::SetVersionPrinter(
       [](llvm::raw_ostream &OS) { OS << "hlo-to-bir (loom)\n"; });
-  std::string ParseErrors;
-  llvm::raw_string_ostream ParseErrorStream(ParseErrors);
-  if (!cl::ParseCommandLineOptions(argc, argv, Overview, &ParseErrorStream)) {
-    llvm::errs() << ParseErrorStream.str()
-                 << "Try 'hlo-to-bir --help' for usage.\n";
+  if (!Errors.parseCommandLine(argc, argv, Overview))
     return ExitBadUsage;
-  }
   if (InputFilename.empty())
-    return failUsage("no input module");
+    return Errors.failUsage("no input module");
   if (OutputFilename.empty() && !Check)
-    return failUsage("no output; give -o LAUNCH.json (- for stdout)");
+    return Errors.failUsage("no output; give -o LAUNCH.json (- for stdout)");
   if (!Check && (Report.getNumOccurrences() || !TraceFile.empty() ||
                  Seed.getNumOccurrences()))
-    return failUsage("--report, --trace and --seed go with --check");
+    return Errors.failUsage("--report, --trace and --seed go with --check");
   if (Lnc < 1 || Lnc > getMaxLncSize(TargetArch))
-    return failUsage("--lnc must be from 1 to " +
+    return Errors.failUsage("--lnc must be from 1 to " +
                      llvm::Twine(getMaxLncSize(TargetArch)) + " on " +
                      enumName(TargetArch.getValue()));
   if ((ReplicaCount.getNumOccurrences() && ReplicaCount < 1) ||
       (NumPartitions.getNumOccurrences() && NumPartitions < 1))
-    return failUsage("--replica-count and --num-partitions must be at least 1");
-  BackendOptions BO = getBackendOptions();
+    return Errors.failUsage("--replica-count and --num-partitions must be at least 1");
+  BackendOptions BO = Backend.getBackendOptions();
 
   llvm::Expected<std::unique_ptr<llvm::MemoryBuffer>> Text =
       readInputBuffer(InputFilename);
   if (!Text)
-    return failInput(Text.takeError());
+    return Errors.failInput(Text.takeError());
   auto M = hlo::LoadHloModule(std::move(*Text), InputFilename);
   if (!M)
-    return failInput(M.takeError());
+    return Errors.failInput(M.takeError());
   if (llvm::Error E = hlo::VerifyHloModule(**M))
-    return failInput(makeError(InputFilename +
-                               ": the module does not verify:\n" +
-                               llvm::toString(std::move(E))));
+    return Errors.failInput(makeError(InputFilename +
+                                      ": the module does not verify:\n" +
+                                      llvm::toString(std::move(E))));
+  // The launch size given on the command line is the module's, as in
+  // hlo-run: --check's reference run uses it too.
+  if (ReplicaCount.getNumOccurrences())
+    (*M)->SetHeaderAttribute("replica_count", std::to_string(ReplicaCount));
+  if (NumPartitions.getNumOccurrences())
+    (*M)->SetHeaderAttribute("num_partitions", std::to_string(NumPartitions));
   codegen::CodegenOptions CO;
   CO.LncSize = Lnc;
   CO.Arch = TargetArch;
@@ -253,32 +231,33 @@ int main(int argc, char **argv) {
     CO.NumPartitions = static_cast<unsigned>(NumPartitions);
   llvm::Expected<Launch> L = codegen::lowerToLaunch(**M, CO);
   if (!L)
-    return failInput(L.takeError());
+  {
+    int Status = Errors.failInput(L.takeError());
+    if (std::string Hint = launchSizeHint(**M, CO); !Hint.empty())
+      Errors.printLabeled("note", Hint);
+    return Status;
+  }
 
   if (PipelineOpt == PipelineName::Default) {
     llvm::Expected<std::vector<PipelineEntry>> Entries =
         buildDefaultPipeline(BO, TargetArch);
     if (!Entries)
-      return failInput(Entries.takeError());
-    for (LaunchDevice &D : L->Devices) {
-      // Each device gets its own pass manager: a pass may keep state.
-      llvm::Expected<PassManager> PM = PassManager::fromPipeline(*Entries, BO);
-      if (!PM)
-        return failInput(PM.takeError());
-      if (llvm::Expected<bool> Changed = PM->run(D.Modules); !Changed)
-        return failInput(makeError("device " + llvm::Twine(D.Device) + ": " +
-                                   llvm::toString(Changed.takeError())));
-    }
+      return Errors.failInput(Entries.takeError());
+    llvm::Expected<PassManager> PM = PassManager::fromPipeline(*Entries, BO);
+    if (!PM)
+      return Errors.failInput(PM.takeError());
+    if (llvm::Expected<bool> Changed = PM->runOnLaunch(*L); !Changed)
+      return Errors.failInput(Changed.takeError());
   }
   if (llvm::Error E = verifyLaunch(*L))
-    return failInput(makeError("the generated launch does not verify: " +
-                               llvm::toString(std::move(E))));
+    return Errors.failInput(std::move(E),
+                            "the generated launch does not verify: ");
   if (!OutputFilename.empty())
     if (llvm::Error E = writeOutputAtomically(
             OutputFilename, [&](llvm::raw_ostream &OS) { render(OS, *L); }))
-      return failInput(std::move(E));
+      return Errors.failInput(std::move(E));
   if (!Check)
-    return 0;
+    return ExitSuccess;
   launch::CheckOptions LO;
   LO.Seed = Seed;
   LO.Sim.Seed = Seed;
@@ -292,11 +271,11 @@ int main(int argc, char **argv) {
   llvm::Expected<bool> Same = launch::checkAgainstHlo(**M, *L, LO, llvm::outs());
   llvm::outs().flush();
   if (!Same)
-    return failInput(Same.takeError());
+    return Errors.failInput(Same.takeError());
   if (!*Same) {
-    llvm::errs() << "hlo-to-bir: error: the launch of " << InputFilename
-                 << " differs from hlo-run's outputs\n";
+    Errors.printErrorMessage("the launch of " + InputFilename +
+                             " differs from hlo-run's outputs");
     return ExitBadInput;
   }
-  return 0;
+  return ExitSuccess;
 }

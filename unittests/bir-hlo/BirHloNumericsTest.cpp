@@ -36,7 +36,8 @@ const DataType FloatTypes[] = {DataType::FP32, DataType::BF16, DataType::FP16,
                                DataType::FP8E4M3, DataType::FP8E5M2};
 const DataType IntTypes[] = {DataType::INT8,  DataType::INT16,
                              DataType::INT32, DataType::UINT8,
-                             DataType::UINT16, DataType::UINT32};
+                             DataType::UINT16, DataType::UINT32,
+                             DataType::INT64, DataType::UINT64};
 
 /// XLA's spelling of the HLO type that BIR type T stands for.
 std::string hloType(DataType T) {
@@ -52,6 +53,8 @@ std::string hloType(DataType T) {
   case DataType::UINT8: return "u8";
   case DataType::UINT16: return "u16";
   case DataType::UINT32: return "u32";
+  case DataType::INT64: return "s64";
+  case DataType::UINT64: return "u64";
   }
   return "?";
 }
@@ -69,6 +72,8 @@ hlo::PrimitiveType hloPrimitive(DataType T) {
   case DataType::UINT8: return hlo::PrimitiveType::U8;
   case DataType::UINT16: return hlo::PrimitiveType::U16;
   case DataType::UINT32: return hlo::PrimitiveType::U32;
+  case DataType::INT64: return hlo::PrimitiveType::S64;
+  case DataType::UINT64: return hlo::PrimitiveType::U64;
   }
   return hlo::PrimitiveType::F32;
 }
@@ -131,7 +136,19 @@ Array intEdges(DataType T) {
   std::vector<double> V = {0, 1, -1, 2, -2, 3, 7, -7, 100, -100, 127, -128,
                            255, 32767, -32768, 65535, 2147483647.0,
                            -2147483648.0, 4294967295.0, 5, -5, 64};
-  return fromValues(T, V); // saturating: each type keeps its own extremes
+  Array A = fromValues(T, V); // saturating: each type keeps its own extremes
+  if (getDataTypeSize(T) == 8) {
+    // The 64-bit ends and values a double does not hold (exact integer
+    // semantics, not fp32's or double's).
+    const uint64_t Wide[] = {0x7fffffffffffffffull, 0x8000000000000000ull,
+                             0xffffffffffffffffull, 0x0020000000000001ull,
+                             0xffdfffffffffffffull, 0x4000000000000003ull,
+                             0x00000001000000ffull, 0xc000000000000001ull};
+    size_t At = A.Bytes.size();
+    A.Bytes.resize(At + sizeof(Wide));
+    std::memcpy(A.Bytes.data() + At, Wide, sizeof(Wide));
+  }
+  return A;
 }
 
 Array edges(DataType T) { return isFloatType(T) ? floatEdges(T) : intEdges(T); }

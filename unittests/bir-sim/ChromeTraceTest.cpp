@@ -105,6 +105,37 @@ TEST(ChromeTraceTest, SlicesAreCompleteEventsInMicroseconds) {
   EXPECT_DOUBLE_EQ(*X[1]->getNumber("dur"), 0.12525);
 }
 
+TEST(ChromeTraceTest, SliceDetailsAreArgs) {
+  TraceSlice Copy{0, Engine::POOL, "swap_copy", 0, 10};
+  Copy.Details.Opcode = "GPSIMDSB2SB";
+  Copy.Details.BytesRead = 64;
+  Copy.Details.BytesWritten = 32;
+  Copy.Details.Reads = {"a", "b"};
+  Copy.Details.Writes = {"peer (core 1)"};
+  Copy.Details.Collective = "swap";
+  TraceSlice Plain{0, Engine::SP, "ret", 10, 1};
+  Plain.Details.Opcode = "Branch";
+  std::vector<TraceSlice> Slices = {Copy, Plain, {0, Engine::ACT, "bare", 11, 1}};
+  Parsed P = parseAndCheck(render(Slices, {}, 1));
+  std::map<std::string, const llvm::json::Object *> Args;
+  for (const auto *E : P.Events)
+    if (E->getString("ph") == llvm::StringRef("X"))
+      Args[E->getString("name")->str()] = E->getObject("args");
+  ASSERT_TRUE(Args.at("swap_copy"));
+  const llvm::json::Object &A = *Args.at("swap_copy");
+  EXPECT_EQ(A.getString("opcode"), llvm::StringRef("GPSIMDSB2SB"));
+  EXPECT_EQ(A.getInteger("bytes_read").getValueOr(-1), 64);
+  EXPECT_EQ(A.getInteger("bytes_written").getValueOr(-1), 32);
+  ASSERT_TRUE(A.getArray("reads"));
+  EXPECT_EQ(A.getArray("reads")->size(), 2u);
+  EXPECT_EQ((*A.getArray("writes"))[0].getAsString(), llvm::StringRef("peer (core 1)"));
+  EXPECT_EQ(A.getString("collective"), llvm::StringRef("swap"));
+  // No collective: no key; no details at all: no args.
+  ASSERT_TRUE(Args.at("ret"));
+  EXPECT_FALSE(Args.at("ret")->get("collective"));
+  EXPECT_EQ(Args.at("bare"), nullptr);
+}
+
 TEST(ChromeTraceTest, ProcessesPerCoreAndTracksPerEngine) {
   std::vector<TraceSlice> Slices = {{0, DMA3, "a", 0, 1}, {0, Engine::POOL, "b", 0, 1}};
   std::vector<TraceFlow> Flows = {{0, Engine::POOL, 0.5, 2, Engine::SP, 0.7, "cb"}};

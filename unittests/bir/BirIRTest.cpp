@@ -23,7 +23,12 @@ TEST(BirTypes, DataTypeSizesAndNames) {
       {DataType::FP8E5M2, 1, "fp8e5m2"}, {DataType::INT8, 1, "int8"},
       {DataType::INT16, 2, "int16"},     {DataType::INT32, 4, "int32"},
       {DataType::UINT8, 1, "uint8"},     {DataType::UINT16, 2, "uint16"},
-      {DataType::UINT32, 4, "uint32"}};
+      {DataType::UINT32, 4, "uint32"},   {DataType::INT64, 8, "int64"},
+      {DataType::UINT64, 8, "uint64"}};
+  // The ordinals are a contract (docs/bir.md, "Data types").
+  EXPECT_EQ(static_cast<unsigned>(DataType::UINT32), 10u);
+  EXPECT_EQ(static_cast<unsigned>(DataType::INT64), 11u);
+  EXPECT_EQ(static_cast<unsigned>(DataType::UINT64), 12u);
   ASSERT_EQ(enumNames<DataType>().size(), std::size(Table));
   for (const Expect &E : Table) {
     EXPECT_EQ(getDataTypeSize(E.T), E.Size) << E.Name;

@@ -168,7 +168,9 @@ TEST(LaunchJson, HloTypes) {
   EXPECT_EQ(getBirTypeOfHloType("pred"), DataType::UINT8);
   EXPECT_EQ(getBirTypeOfHloType("f8e4m3fn"), DataType::FP8E4M3);
   EXPECT_EQ(getBirTypeOfHloType("bf16"), DataType::BF16);
-  EXPECT_EQ(getBirTypeOfHloType("s64"), std::nullopt);
+  EXPECT_EQ(getBirTypeOfHloType("s64"), DataType::INT64);
+  EXPECT_EQ(getBirTypeOfHloType("u64"), DataType::UINT64);
+  EXPECT_EQ(getBirTypeOfHloType("f64"), std::nullopt);
   EXPECT_EQ(getBirTypeOfHloType("f8e4m3"), std::nullopt);
 }
 

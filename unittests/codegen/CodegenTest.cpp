@@ -137,4 +137,51 @@ ENTRY main {
   EXPECT_EQ(*Pairs, (std::vector<std::pair<int64_t, int64_t>>{{0, 2}, {1, 3}}));
 }
 
+/// The smallest launch that fits: ids name replicas without a channel and
+/// partitions with one; a group of every id takes its size from the
+/// shapes; of launches of one size, the most partitions.
+TEST(Codegen, InferLaunchSizeFitsIdsAndShapes) {
+  auto launchOf = [&](llvm::StringRef Body) -> std::optional<codegen::LaunchSize> {
+    auto M = parse(("HloModule m\n\nadd {\n  a = f32[] parameter(0)\n"
+                    "  b = f32[] parameter(1)\n  ROOT s = f32[] add(a, b)\n}\n\n"
+                    "ENTRY main {\n  x = f32[4,8] parameter(0)\n" + Body + "}\n")
+                       .str());
+    if (!M)
+      return std::nullopt;
+    return codegen::inferLaunchSize(*M);
+  };
+  auto eq = [](std::optional<codegen::LaunchSize> L, int64_t R, int64_t P) {
+    return L && L->ReplicaCount == R && L->NumPartitions == P;
+  };
+  // No collective: one device.
+  EXPECT_TRUE(eq(launchOf("  ROOT n = f32[4,8] negate(x)\n"), 1, 1));
+  // Replica ids up to 3 without a channel.
+  EXPECT_TRUE(eq(launchOf("  ROOT r = f32[4,8] all-reduce(x), "
+                          "replica_groups={{0,1},{2,3}}, to_apply=add\n"),
+                 4, 1));
+  // Partition ids with a channel.
+  EXPECT_TRUE(eq(launchOf("  ROOT r = f32[4,8] all-reduce(x), channel_id=1, "
+                          "replica_groups={{0,1,2}}, use_global_device_ids=true, "
+                          "to_apply=add\n"),
+                 1, 3));
+  // A group of every replica: the gathered shape gives its size.
+  EXPECT_TRUE(eq(launchOf("  ROOT g = f32[4,64] all-gather(x), replica_groups={}, "
+                          "dimensions={1}\n"),
+                 8, 1));
+  // A reduce-scatter of every partition.
+  EXPECT_TRUE(eq(launchOf("  ROOT s = f32[4,2] reduce-scatter(x), channel_id=1, "
+                          "replica_groups={}, dimensions={1}, to_apply=add\n"),
+                 1, 4));
+  // collective-permute pairs of partitions, and of replicas.
+  EXPECT_TRUE(eq(launchOf("  ROOT c = f32[4,8] collective-permute(x), channel_id=1, "
+                          "source_target_pairs={{0,5}}\n"),
+                 1, 6));
+  EXPECT_TRUE(eq(launchOf("  ROOT c = f32[4,8] collective-permute(x), "
+                          "source_target_pairs={{1,0}}\n"),
+                 2, 1));
+  // Shapes that no group size fits: no launch.
+  EXPECT_FALSE(launchOf("  ROOT g = f32[4,9] all-gather(x), replica_groups={}, "
+                        "dimensions={1}\n"));
+}
+
 } // namespace

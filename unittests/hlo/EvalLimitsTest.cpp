@@ -48,7 +48,7 @@ TEST(EvalLimitsTest, StepLimitStopsAnEndlessLoop) {
   EvalOptions options;
   options.max_steps = 1000;
   std::string err = RunErrorWith(EndlessLoop("f32[]", "add(s, s)"), options);
-  EXPECT_NE(err.find("the run exceeds the step limit of 1000 executed instructions (--max-steps)"),
+  EXPECT_NE(err.find("the run exceeds the step limit of 1000 executed instructions summed over all devices (--max-steps)"),
             std::string::npos)
       << err;
   // The instruction that would exceed the limit is named.
@@ -110,7 +110,7 @@ TEST(EvalLimitsTest, MemoryLimitRefusesAValueBeforeAllocatingIt) {
   auto result = RunSpmd(*module, {{}}, options, &stats);
   ASSERT_FALSE(static_cast<bool>(result));
   EXPECT_EQ(llvm::toString(result.takeError()),
-            "broadcast 'b': live values exceed the memory limit of 1048576 bytes (--max-memory)");
+            "broadcast 'b': live values exceed the memory limit of 1048576 bytes of all devices together (--max-memory)");
   EXPECT_LT(stats.peak_live_bytes, 1 << 20);
 }
 

@@ -505,7 +505,7 @@ TEST(HloParser, DeepNestingIsAnErrorNotACrash) {
       << ParseError(text);
   EXPECT_NE(ShapeText(deep_shape).find("nested deeper"), std::string::npos);
 
-  std::string deep_attr = "HloModule m\nENTRY e {\n  ROOT x = f32[] parameter(0), a=" +
+  std::string deep_attr = "HloModule m\nENTRY e {\n  ROOT x = f32[] parameter(0), backend_config=" +
                           std::string(10000, '{') + std::string(10000, '}') + "\n}";
   EXPECT_NE(ParseError(deep_attr).find("brackets nested deeper than 256"), std::string::npos);
 

@@ -294,7 +294,7 @@ ENTRY e {
        "opcodes differ"},
       {"HloModule m\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT m = f32[2] negate(a)\n}",
        "roots differ"},
-      {"HloModule m, k=v\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT n = f32[2] negate(a)\n}",
+      {"HloModule m, is_scheduled=true\nENTRY e {\n  a = f32[2] parameter(0)\n  ROOT n = f32[2] negate(a)\n}",
        "header attribute counts differ"},
   };
   auto m = Parse(base);

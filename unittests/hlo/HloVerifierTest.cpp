@@ -193,7 +193,7 @@ TEST(HloVerifier, PassNeverChangesTheModule) {
   Builder b;
   b.Root(b.Param(0, F32({}), "x"));
   HloVerifier pass;
-  EXPECT_EQ(pass.name(), "hlo-verifier");
+  EXPECT_EQ(pass.name(), "hlo_verifier");
   llvm::Expected<bool> changed = pass.Run(*b.module);
   ASSERT_TRUE(bool(changed));
   EXPECT_FALSE(*changed);

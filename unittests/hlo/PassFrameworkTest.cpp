@@ -15,6 +15,7 @@
 #include "llvm/Support/Error.h"
 #include "gtest/gtest.h"
 
+#include <algorithm>
 #include <functional>
 #include <string>
 #include <vector>
@@ -349,7 +350,7 @@ TEST(HloPassPipeline, TimePassesPrintsOneRowPerPass) {
   ASSERT_NE(first, std::string::npos) << report;
   ASSERT_NE(second, std::string::npos) << report;
   EXPECT_LT(first, second);
-  EXPECT_NE(report.find("hlo-verifier (after each pass)"), std::string::npos) << report;
+  EXPECT_NE(report.find("hlo_verifier (after each pass)"), std::string::npos) << report;
   EXPECT_NE(report.find("(100.0%)  Total"), std::string::npos) << report;
 }
 
@@ -379,15 +380,32 @@ TEST(PassRegistry, CreatesRegisteredPassesByName) {
   RegisterAllHloPasses();
   std::vector<std::string> names = RegisteredHloPassNames();
   EXPECT_TRUE(std::is_sorted(names.begin(), names.end()));
-  EXPECT_NE(std::find(names.begin(), names.end(), "hlo-verifier"), names.end());
-  EXPECT_NE(std::find(names.begin(), names.end(), "hlo-dce"), names.end());
-  llvm::Expected<std::unique_ptr<HloPassInterface>> pass = CreateHloPass("hlo-dce");
+  EXPECT_NE(std::find(names.begin(), names.end(), "hlo_verifier"), names.end());
+  EXPECT_NE(std::find(names.begin(), names.end(), "hlo_dce"), names.end());
+  llvm::Expected<std::unique_ptr<HloPassInterface>> pass = CreateHloPass("hlo_dce");
   ASSERT_TRUE(bool(pass)) << llvm::toString(pass.takeError());
-  EXPECT_EQ((*pass)->name(), "hlo-dce");
+  EXPECT_EQ((*pass)->name(), "hlo_dce");
   // Each call is a new instance.
-  llvm::Expected<std::unique_ptr<HloPassInterface>> again = CreateHloPass("hlo-dce");
+  llvm::Expected<std::unique_ptr<HloPassInterface>> again = CreateHloPass("hlo_dce");
   ASSERT_TRUE(bool(again));
   EXPECT_NE(pass->get(), again->get());
+}
+
+TEST(PassRegistry, HyphensStandForUnderscores) {
+  RegisterAllHloPasses();
+  for (const char *name : {"hlo-dce", "hlo-verifier", "neuron-looped-einsum-replacer"}) {
+    llvm::Expected<std::unique_ptr<HloPassInterface>> pass = CreateHloPass(name);
+    ASSERT_TRUE(bool(pass)) << name << ": " << llvm::toString(pass.takeError());
+    std::string underscored = name;
+    std::replace(underscored.begin(), underscored.end(), '-', '_');
+    EXPECT_EQ((*pass)->name(), underscored);
+  }
+  // Every registered name has one spelling, with underscores.
+  for (const std::string &name : RegisteredHloPassNames()) {
+    if (name.rfind("zz-", 0) != 0) {
+      EXPECT_EQ(name.find('-'), std::string::npos) << name;
+    }
+  }
 }
 
 TEST(PassRegistry, UnknownNamesListTheValidOnes) {
@@ -400,8 +418,8 @@ TEST(PassRegistry, UnknownNamesListTheValidOnes) {
   ASSERT_FALSE(bool(pass));
   std::string msg = llvm::toString(pass.takeError());
   EXPECT_EQ(msg.rfind("unknown pass 'no-such-pass'; valid passes: ", 0), 0u) << msg;
-  size_t dce = msg.find("hlo-dce, ");
-  size_t verifier = msg.find("hlo-verifier");
+  size_t dce = msg.find("hlo_dce, ");
+  size_t verifier = msg.find("hlo_verifier");
   size_t zz = msg.find("zz-test-pass");
   ASSERT_NE(dce, std::string::npos) << msg;
   ASSERT_NE(verifier, std::string::npos) << msg;

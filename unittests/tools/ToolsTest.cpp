@@ -1,7 +1,9 @@
 // Unit tests of the tools library (include/loom/tools): every line of an
 // error's message is printed with the tool's prefix and empty lines are
-// dropped, a usage error points at --help, the exit codes are 1 and 2, and
-// --threads is parsed, resolved and checked in one place.
+// dropped (under "error" or a tool's own label, and for notes), a usage
+// error and a command line the parser refuses point at --help, the exit
+// codes are 1 and 2, and --threads is parsed, resolved and checked in one
+// place.
 #include "loom/support/Error.h"
 #include "loom/support/Parallel.h"
 #include "loom/tools/ThreadsOption.h"
@@ -45,6 +47,42 @@ TEST(ToolErrors, AUsageErrorPointsAtHelp) {
   EXPECT_EQ(os.str(), "some-tool: error: no input file\n"
                       "Try 'some-tool --help' for usage.\n");
   EXPECT_EQ(errors.getToolName(), "some-tool");
+}
+
+TEST(ToolErrors, ALabelAndANoteHaveThePrefixOnEveryLine) {
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  tools::ToolErrors errors("sim", os);
+  errors.printLabeled("deadlock", "f.json: stuck\n  core 0: at 'b'\n");
+  EXPECT_EQ(os.str(), "sim: deadlock: f.json: stuck\n"
+                      "sim: deadlock:   core 0: at 'b'\n");
+  std::string notes;
+  llvm::raw_string_ostream notes_os(notes);
+  errors.printNote(notes_os, "2 runs\n\nequivalent\n");
+  EXPECT_EQ(notes_os.str(), "sim: 2 runs\nsim: equivalent\n");
+}
+
+TEST(ToolErrors, ARefusedCommandLinePointsAtHelp) {
+  // Static: the parser keeps a registered option for the rest of the run.
+  static llvm::cl::opt<bool> flag("tool-errors-test-flag");
+  std::string text;
+  llvm::raw_string_ostream os(text);
+  tools::ToolErrors errors("some-tool", os);
+  const char *good[] = {"some-tool", "--tool-errors-test-flag"};
+  EXPECT_TRUE(errors.parseCommandLine(2, good, ""));
+  EXPECT_TRUE(flag);
+  EXPECT_EQ(os.str(), "");
+
+  llvm::cl::ResetAllOptionOccurrences();
+  // The parser's own messages come first, as it words them.
+  const char *bad[] = {"some-tool", "--no-such-tool-errors-test-flag"};
+  EXPECT_FALSE(errors.parseCommandLine(2, bad, ""));
+  EXPECT_NE(os.str().find("Unknown command line argument '--no-such-tool-errors-test-flag'"),
+            std::string::npos)
+      << os.str();
+  EXPECT_TRUE(llvm::StringRef(os.str()).endswith("Try 'some-tool --help' for usage.\n"))
+      << os.str();
+  llvm::cl::ResetAllOptionOccurrences();
 }
 
 TEST(ThreadsOption, ParsedResolvedAndChecked) {

@@ -9,10 +9,12 @@
 #define LOOM_CODEGEN_DEVICEGROUPS_H
 
 #include "loom/hlo/ir/HloInstruction.h"
+#include "loom/hlo/ir/HloModule.h"
 
 #include "llvm/Support/Error.h"
 
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 namespace loom::codegen {
@@ -40,6 +42,33 @@ expandDeviceGroups(const hlo::HloInstruction &I,
 /// partition ids with one (one set per replica).
 llvm::Expected<std::vector<std::pair<int64_t, int64_t>>>
 getDevicePairs(const hlo::HloInstruction &I, LaunchSize L);
+
+/// The result shape of a collective (all-reduce, all-gather, reduce-scatter,
+/// all-to-all, collective-permute or their -start forms): a -start's
+/// (operands, result, context...) gives its element 1.
+const hlo::Shape &getCollectiveResultShape(const hlo::HloInstruction &I);
+
+/// Whether the operand and result shapes of collective I fit a group of N
+/// devices: an all-gather multiplies the elements of each operand by N, a
+/// reduce-scatter divides them by N, an array all-to-all splits its
+/// dimension N ways, a tuple all-to-all has N operands (a rank-0 operand of
+/// a combined collective passes through). The error says what does not fit.
+llvm::Error checkGroupShapes(const hlo::HloInstruction &I,
+                             const hlo::Shape &Result, uint64_t N);
+
+/// Whether every collective of M fits launch L: every replica group and
+/// source-target pair names ids of the launch, and the shapes fit every
+/// group (checkGroupShapes). The error names the first that does not.
+llvm::Error checkLaunchFits(const hlo::HloModule &M, LaunchSize L);
+
+/// The smallest launch that fits the collectives of M (checkLaunchFits):
+/// the fewest devices, and among launches of that many devices the most
+/// partitions (XLA's SPMD partitioner writes partition ids); none when no
+/// launch of up to MaxDevices devices fits. A module without collectives
+/// gets one device. Used where the module header gives no launch size
+/// (docs/codegen.md, "Launch size").
+std::optional<LaunchSize> inferLaunchSize(const hlo::HloModule &M,
+                                          int64_t MaxDevices = 1024);
 
 } // namespace loom::codegen
 

@@ -11,7 +11,10 @@
 //   hlo-opt: error: m.hlo: computation 'main', instruction 'a': ...
 //   hlo-opt: error: m.hlo: computation 'main', instruction 'b': ...
 //
-// A usage error adds the line that points at --help.
+// A usage error adds the line that points at --help, and so does an error
+// of the command line parser. A tool whose failures come in kinds (the
+// simulator's races and deadlocks) prints them the same way under its own
+// label ("bir-sim: deadlock: ..."), and a tool's notes as "<tool>: <line>".
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_TOOLS_TOOLERRORS_H
@@ -45,6 +48,13 @@ public:
   /// Prints every line of `Message` as "<tool>: error: <Prefix><line>";
   /// empty lines are dropped.
   void printErrorMessage(llvm::StringRef Message, llvm::StringRef Prefix = "") const;
+  /// Prints every line of `Message` as "<tool>: <Label>: <Prefix><line>";
+  /// empty lines are dropped.
+  void printLabeled(llvm::StringRef Label, llvm::StringRef Message,
+                    llvm::StringRef Prefix = "") const;
+  /// Prints every line of `Text` as "<tool>: <line>" on `NoteOS` (a
+  /// summary that is not an error); empty lines are dropped.
+  void printNote(llvm::raw_ostream &NoteOS, llvm::StringRef Text) const;
   /// printErrorMessage of `E`'s message (every error of a list).
   void printError(llvm::Error E, llvm::StringRef Prefix = "") const;
   /// printError, and the exit code of bad input.
@@ -52,6 +62,14 @@ public:
   /// "<tool>: error: <Msg>", then "Try '<tool> --help' for usage.", and the
   /// exit code of bad usage.
   int failUsage(const llvm::Twine &Msg) const;
+  /// llvm::cl::ParseCommandLineOptions; on an error, its messages as it
+  /// words them, then "Try '<tool> --help' for usage.", and false.
+  bool parseCommandLine(int Argc, const char *const *Argv,
+                        llvm::StringRef Overview) const;
+
+  /// "<tool>: warning: <Msg>": a problem that does not stop the tool (an
+  /// option that does nothing in the given combination).
+  void printWarning(const llvm::Twine &Msg) const;
 
   llvm::StringRef getToolName() const { return ToolName; }
 

@@ -33,6 +33,8 @@
 
 #include "loom/bir/analysis/LncConsistency.h"
 
+#include "loom/bir/analysis/BlockDifference.h"
+
 #include "loom/bir/ir/Instructions.h"
 #include "loom/bir/ir/Verifier.h"
 
@@ -44,18 +46,11 @@
 #include "llvm/Support/Casting.h"
 #include "llvm/Support/raw_ostream.h"
 
-#include <map>
 #include <set>
 
 namespace loom::bir::analysis {
 
 namespace {
-
-const InstBranch *getTerminator(const BasicBlock &BB) {
-  if (BB.empty())
-    return nullptr;
-  return llvm::dyn_cast<InstBranch>(std::prev(BB.end())->get());
-}
 
 std::string listCores(llvm::ArrayRef<unsigned> Cores) {
   std::string S = "[";
@@ -159,11 +154,13 @@ public:
   LncFindings run();
 
 private:
-  /// The modules of one subgraph, by core, and their meeting points per
-  /// block.
-  struct Subgraph {
-    unsigned Id;
-    std::map<unsigned, const Module *> Cores;
+  /// The modules of one subgraph (Program::subgraphs), and their meeting
+  /// points per block.
+  struct SubgraphState {
+    explicit SubgraphState(const Subgraph &G) : G(G) {}
+    /// Core C's module, or null when the subgraph has none for it.
+    const Module *core(unsigned C) const { return G.getModule(C); }
+    const Subgraph &G;
     llvm::DenseMap<const Module *, std::vector<std::vector<const Instruction *>>>
         Meetings;
     /// The collectives already warned about, by name.
@@ -177,12 +174,12 @@ private:
     Findings.Problems.push_back(Where + ": " + What.str());
   }
 
-  void checkSubgraph(Subgraph &S);
-  void scanModule(Subgraph &S, const Module &M);
-  void checkRemoteLocations(const Subgraph &S, const Module &M);
-  void checkCompletion(const Subgraph &S, const Module &M,
+  void checkSubgraph(SubgraphState &S);
+  void scanModule(SubgraphState &S, const Module &M);
+  void checkRemoteLocations(const SubgraphState &S, const Module &M);
+  void checkCompletion(const SubgraphState &S, const Module &M,
                        const BasicBlock &BB, const InstTensorCompletion &TC);
-  void comparePair(const Subgraph &S, unsigned A, unsigned C);
+  void comparePair(const SubgraphState &S, unsigned A, unsigned C);
   void compareBlock(const Module &MA, const Module &MC, unsigned B,
                     llvm::ArrayRef<const Instruction *> SeqA,
                     llvm::ArrayRef<const Instruction *> SeqC);
@@ -240,25 +237,20 @@ bool Checker::isReachable(const Module &M, const BasicBlock &BB) {
 }
 
 LncFindings Checker::run() {
-  std::vector<Subgraph> Subgraphs;
-  std::map<unsigned, size_t> ById;
-  for (const auto &M : P) {
-    auto [It, New] = ById.try_emplace(M->getSubgraphId(), Subgraphs.size());
-    if (New)
-      Subgraphs.emplace_back().Id = M->getSubgraphId();
-    Subgraphs[It->second].Cores.try_emplace(M->getNeuronCoreId(), M.get());
-  }
-  for (Subgraph &S : Subgraphs)
+  for (const Subgraph &G : P.subgraphs()) {
+    SubgraphState S(G);
     checkSubgraph(S);
+  }
   return std::move(Findings);
 }
 
-void Checker::checkSubgraph(Subgraph &S) {
-  const Module &First = *S.Cores.begin()->second;
+void Checker::checkSubgraph(SubgraphState &S) {
+  const Module &First = *S.G.modules().front();
   unsigned Lnc = First.getTargetOptions().LncSize;
   // Before lnc_splitter there is nothing to compare; every barrier would
   // name cores without a module.
-  if (Lnc > 1 && S.Cores.size() == 1 && S.Cores.begin()->first == 0) {
+  // Only core 0 has a module when the slots by core end there.
+  if (Lnc > 1 && S.G.byCore().size() == 1) {
     problem(where(First), "the subgraph is not split: it has only core 0's "
                           "module of lnc_size " +
                               llvm::Twine(Lnc) +
@@ -266,7 +258,9 @@ void Checker::checkSubgraph(Subgraph &S) {
     return;
   }
   Pairs.clear();
-  for (const auto &[Core, M] : S.Cores) {
+  for (const Module *M : S.G.byCore()) {
+    if (!M)
+      continue;
     checkRemoteLocations(S, *M);
     scanModule(S, *M);
   }
@@ -274,7 +268,7 @@ void Checker::checkSubgraph(Subgraph &S) {
     comparePair(S, A, C);
 }
 
-void Checker::checkRemoteLocations(const Subgraph &S, const Module &M) {
+void Checker::checkRemoteLocations(const SubgraphState &S, const Module &M) {
   for (const auto &L : M.getMemoryLocations().locations()) {
     if (!L->isRemote())
       continue;
@@ -287,14 +281,12 @@ void Checker::checkRemoteLocations(const Subgraph &S, const Module &M) {
                         llvm::Twine(Core));
       continue;
     }
-    auto It = S.Cores.find(Core);
-    const Module *Peer = It == S.Cores.end() ? nullptr : It->second;
-    if (llvm::Error E = verifyRemoteTarget(*L, Peer))
+    if (llvm::Error E = verifyRemoteTarget(*L, S.core(Core)))
       problem(At(), llvm::toString(std::move(E)));
   }
 }
 
-void Checker::checkCompletion(const Subgraph &S, const Module &M,
+void Checker::checkCompletion(const SubgraphState &S, const Module &M,
                               const BasicBlock &BB,
                               const InstTensorCompletion &TC) {
   for (const CompletionWait &W : TC.getWaits()) {
@@ -302,13 +294,13 @@ void Checker::checkCompletion(const Subgraph &S, const Module &M,
       return "waits for '" + W.Instruction + "' on core " +
              std::to_string(W.Core);
     };
-    auto It = S.Cores.find(W.Core);
-    if (It == S.Cores.end()) {
+    const Module *Peer = S.core(W.Core);
+    if (!Peer) {
       problem(where(M, BB, &TC),
               Wait() + ", which has no module in this subgraph");
       continue;
     }
-    const Instruction *Target = findInstruction(*It->second, W.Instruction);
+    const Instruction *Target = findInstruction(*Peer, W.Instruction);
     if (!Target) {
       problem(where(M, BB, &TC), Wait() + ", which has no instruction of "
                                           "that name: the completion would "
@@ -318,7 +310,7 @@ void Checker::checkCompletion(const Subgraph &S, const Module &M,
     // Control flow never depends on data, so an instruction in a block
     // unreachable from the entry never runs, and a wait for it is never met
     // (docs/bir.md, TensorCompletion).
-    if (!isReachable(*It->second, *Target->getBasicBlock()))
+    if (!isReachable(*Peer, *Target->getBasicBlock()))
       problem(where(M, BB, &TC),
               Wait() + ", which lies in block '" +
                   Target->getBasicBlock()->getName() +
@@ -327,7 +319,7 @@ void Checker::checkCompletion(const Subgraph &S, const Module &M,
   }
 }
 
-void Checker::scanModule(Subgraph &S, const Module &M) {
+void Checker::scanModule(SubgraphState &S, const Module &M) {
   unsigned Self = M.getNeuronCoreId();
   unsigned Lnc = M.getTargetOptions().LncSize;
   auto &PerBlock = S.Meetings[&M];
@@ -366,7 +358,7 @@ void Checker::scanModule(Subgraph &S, const Module &M) {
       for (unsigned C : meetingCores(I)) {
         if (C == Self)
           continue;
-        if (!S.Cores.count(C)) {
+        if (!S.core(C)) {
           Missing.push_back(C);
           continue;
         }
@@ -383,8 +375,8 @@ void Checker::scanModule(Subgraph &S, const Module &M) {
   }
 }
 
-void Checker::comparePair(const Subgraph &S, unsigned A, unsigned C) {
-  const Module &MA = *S.Cores.at(A), &MC = *S.Cores.at(C);
+void Checker::comparePair(const SubgraphState &S, unsigned A, unsigned C) {
+  const Module &MA = *S.core(A), &MC = *S.core(C);
   if (MA.getNumBlocks() != MC.getNumBlocks()) {
     problem(where(MC), "has " + llvm::Twine(MC.getNumBlocks()) +
                            " blocks, core " + llvm::Twine(A) + " has " +
@@ -533,39 +525,6 @@ void Checker::compareBlock(const Module &MA, const Module &MC, unsigned B,
 }
 
 } // namespace
-
-std::optional<std::string> describeBlockDifference(const BasicBlock &X,
-                                                   const BasicBlock &Y) {
-  std::string Y0 = "'" + Y.getName().str() + "'";
-  if (X.getName() != Y.getName())
-    return "block '" + X.getName().str() + "' stands where the other core has " +
-           Y0;
-  const InstBranch *TX = getTerminator(X), *TY = getTerminator(Y);
-  if (!TX || !TY)
-    return "block '" + X.getName().str() + "' does not end with a Branch";
-  if (TX->getKind() != TY->getKind())
-    return "block '" + X.getName().str() + "' ends with a " +
-           enumName(TX->getKind()).str() + " branch, the other core's with a " +
-           enumName(TY->getKind()).str();
-  if (TX->getTripCount() != TY->getTripCount())
-    return "block '" + X.getName().str() + "' loops " +
-           std::to_string(TX->getTripCount()) + " time(s), the other core's " +
-           std::to_string(TY->getTripCount());
-  bool Same = X.successors().size() == Y.successors().size();
-  for (size_t K = 0; Same && K < X.successors().size(); ++K)
-    Same = X.successors()[K]->getName() == Y.successors()[K]->getName();
-  if (!Same) {
-    auto List = [](const BasicBlock &BB) {
-      std::string S;
-      for (const BasicBlock *Succ : BB.successors())
-        S += (S.empty() ? "'" : ", '") + Succ->getName().str() + "'";
-      return S.empty() ? std::string("none") : S;
-    };
-    return "block '" + X.getName().str() + "' goes to " + List(X) +
-           ", the other core's to " + List(Y);
-  }
-  return std::nullopt;
-}
 
 LncFindings checkLncConsistency(const Program &P) { return Checker(P).run(); }
 

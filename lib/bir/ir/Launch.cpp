@@ -23,6 +23,8 @@ std::optional<DataType> getBirTypeOfHloType(llvm::StringRef HloType) {
       .Case("u8", DataType::UINT8)
       .Case("u16", DataType::UINT16)
       .Case("u32", DataType::UINT32)
+      .Case("s64", DataType::INT64)
+      .Case("u64", DataType::UINT64)
       .Case("pred", DataType::UINT8)
       .Default(std::nullopt);
 }

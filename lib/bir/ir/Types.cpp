@@ -5,8 +5,15 @@
 namespace loom::bir {
 
 unsigned getDataTypeSize(DataType T) {
-  static const unsigned Sizes[] = {4, 2, 2, 1, 1, 1, 2, 4, 1, 2, 4};
+  static const unsigned Sizes[] = {4, 2, 2, 1, 1, 1, 2, 4, 1, 2, 4, 8, 8};
   return Sizes[static_cast<unsigned>(T)];
+}
+
+const char *getNativeNpyDescr(DataType T) {
+  static const char *Native[] = {"<f4", "<u2", "<f2", "|u1", "|u1",
+                                 "|i1", "<i2", "<i4", "|u1", "<u2",
+                                 "<u4", "<i8", "<u8"};
+  return Native[static_cast<unsigned>(T)];
 }
 
 bool isFloatType(DataType T) { return T <= DataType::FP8E5M2; }
@@ -38,7 +45,7 @@ unsigned getMaxLncSize(Target T) {
 template <> llvm::ArrayRef<llvm::StringRef> enumNames<DataType>() {
   static const llvm::StringRef Names[] = {
       "fp32",  "bf16",  "fp16",  "fp8e4m3", "fp8e5m2", "int8",
-      "int16", "int32", "uint8", "uint16",  "uint32"};
+      "int16", "int32", "uint8", "uint16",  "uint32", "int64", "uint64"};
   return Names;
 }
 

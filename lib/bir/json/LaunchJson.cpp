@@ -1,5 +1,7 @@
 #include "loom/bir/json/LaunchJson.h"
 
+#include "ReadDocument.h"
+
 #include "loom/bir/json/JsonDocument.h"
 #include "loom/bir/json/JsonPrinter.h"
 #include "loom/support/Error.h"
@@ -286,21 +288,8 @@ DocumentKind getDocumentKind(llvm::StringRef Text) {
 llvm::Expected<Launch> parseLaunch(llvm::StringRef Text,
                                    llvm::StringRef FileName,
                                    const LoadOptions &Opts) {
-  auto Located = [&](llvm::Error E) {
-    return makeError(FileName + ": " + llvm::toString(std::move(E)));
-  };
-  if (Text.trim().empty())
-    return makeError(FileName + ": empty document");
-  llvm::Expected<Launch> L = [&]() -> llvm::Expected<Launch> {
-    JsonDocument Doc;
-    if (std::optional<JsonDocument::SyntaxError> E = Doc.parse(Text))
-      return makeLocatedError(locate(FileName, Text, E->Offset),
-                              "not valid JSON: " + E->Message);
-    llvm::Expected<Launch> L = LaunchReader().read(Doc.root());
-    if (!L)
-      return Located(L.takeError());
-    return L;
-  }();
+  llvm::Expected<Launch> L = readDocument<Launch>(
+      Text, FileName, [](JsonRef Root) { return LaunchReader().read(Root); });
   if (!L)
     return L.takeError();
   if (Opts.LncSize)
@@ -308,14 +297,9 @@ llvm::Expected<Launch> parseLaunch(llvm::StringRef Text,
   if (Opts.Arch)
     L->Arch = *Opts.Arch;
   for (LaunchDevice &D : L->Devices)
-    for (const auto &M : D.Modules) {
-      if (Opts.LncSize)
-        M->getTargetOptions().LncSize = *Opts.LncSize;
-      if (Opts.Arch)
-        M->getTargetOptions().Arch = *Opts.Arch;
-    }
+    applyLoadOptions(D.Modules, Opts);
   if (llvm::Error E = verifyLaunch(*L))
-    return Located(std::move(E));
+    return prefixFileName(FileName, std::move(E));
   return L;
 }
 

@@ -1,5 +1,7 @@
 #include "loom/bir/json/BirJson.h"
 
+#include "ReadDocument.h"
+
 #include "loom/bir/ir/Instructions.h"
 #include "loom/bir/ir/Verifier.h"
 #include "loom/bir/json/JsonDocument.h"
@@ -800,34 +802,16 @@ llvm::Expected<std::unique_ptr<Module>> parseModule(llvm::StringRef Text,
 llvm::Expected<Program> parseProgram(llvm::StringRef Text,
                                      llvm::StringRef FileName,
                                      const LoadOptions &Opts) {
-  auto Located = [&](llvm::Error E) {
-    return makeError(FileName + ": " + llvm::toString(std::move(E)));
-  };
-  if (Text.trim().empty())
-    return makeError(FileName + ": empty document");
   if (llvm::Error E = checkNestingDepth(FileName, Text))
     return E;
-  llvm::Expected<Program> P = [&]() -> llvm::Expected<Program> {
-    // The nodes go before verification, which needs only the IR.
-    JsonDocument Doc;
-    if (std::optional<JsonDocument::SyntaxError> E = Doc.parse(Text))
-      return makeLocatedError(locate(FileName, Text, E->Offset),
-                              "not valid JSON: " + E->Message);
-    llvm::Expected<Program> P = Reader().readProgram(Doc.root());
-    if (!P)
-      return Located(P.takeError());
-    return P;
-  }();
+  // The nodes go before verification, which needs only the IR.
+  llvm::Expected<Program> P = readDocument<Program>(
+      Text, FileName, [](JsonRef Root) { return Reader().readProgram(Root); });
   if (!P)
     return P.takeError();
-  for (const auto &M : *P) {
-    if (Opts.LncSize)
-      M->getTargetOptions().LncSize = *Opts.LncSize;
-    if (Opts.Arch)
-      M->getTargetOptions().Arch = *Opts.Arch;
-  }
+  applyLoadOptions(*P, Opts);
   if (llvm::Error E = verifyProgram(*P))
-    return Located(std::move(E));
+    return prefixFileName(FileName, std::move(E));
   return P;
 }
 

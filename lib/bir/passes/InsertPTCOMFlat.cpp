@@ -40,6 +40,7 @@
 
 #include "loom/bir/passes/InsertPTCOMFlat.h"
 
+#include "loom/bir/analysis/BlockDifference.h"
 #include "loom/bir/analysis/CFGView.h"
 #include "loom/bir/analysis/PostDominators.h"
 #include "loom/bir/analysis/SCC.h"
@@ -57,6 +58,8 @@
 namespace loom::bir {
 
 using analysis::CFGView;
+using analysis::describeBlockDifference;
+using analysis::getTerminator;
 using analysis::PostDominatorTree;
 using analysis::PostDomNode;
 using analysis::SCCInfo;
@@ -95,12 +98,6 @@ bool writesLocation(const Instruction &I, llvm::StringRef Name) {
 /// that lies on a cycle of the CFG.
 bool meetsPTCOMRequirements(const SCCInfo &SCCs, unsigned Block) {
   return !SCCs.isInNonTrivialSCC(Block);
-}
-
-const InstBranch *getTerminator(const BasicBlock &B) {
-  if (B.empty())
-    return nullptr;
-  return llvm::dyn_cast<InstBranch>(std::prev(B.end())->get());
 }
 
 /// Blocks reachable from Starts (included).
@@ -250,14 +247,7 @@ llvm::Error checkSameControlFlow(const SplitSubgraph &S) {
                      " blocks, core 0 has " + llvm::Twine(M0.getNumBlocks()));
     for (unsigned B = 0; B < M.getNumBlocks(); ++B) {
       const BasicBlock &X = *M.getBlock(B), &Y = *M0.getBlock(B);
-      const InstBranch *TX = getTerminator(X), *TY = getTerminator(Y);
-      bool Same = X.getName() == Y.getName() &&
-                  X.successors().size() == Y.successors().size() && TX &&
-                  TY && TX->getKind() == TY->getKind() &&
-                  TX->getTripCount() == TY->getTripCount();
-      for (unsigned K = 0; Same && K < X.successors().size(); ++K)
-        Same = X.successors()[K]->getName() == Y.successors()[K]->getName();
-      if (!Same)
+      if (describeBlockDifference(X, Y))
         return Differs("block " + llvm::Twine(B) + " '" + X.getName() +
                        "' differs from core 0's '" + Y.getName() +
                        "' in its name, successors, branch kind or trip count");

@@ -158,6 +158,18 @@ PassManager::fromPipeline(llvm::ArrayRef<PipelineEntry> Pipeline,
   return PM;
 }
 
+llvm::Expected<bool> PassManager::runOnLaunch(Launch &L) {
+  bool Changed = false;
+  for (LaunchDevice &D : L.Devices) {
+    llvm::Expected<bool> DeviceChanged = run(D.Modules);
+    if (!DeviceChanged)
+      return makeError("device " + llvm::Twine(D.Device) + ": " +
+                       llvm::toString(DeviceChanged.takeError()));
+    Changed |= *DeviceChanged;
+  }
+  return Changed;
+}
+
 llvm::Expected<bool> PassManager::run(Program &P) {
   llvm::raw_ostream &PrintOS = Opts.PrintStream ? *Opts.PrintStream
                                                 : llvm::errs();

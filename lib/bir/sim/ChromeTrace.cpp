@@ -22,8 +22,6 @@
 namespace loom::bir::sim {
 namespace {
 
-constexpr unsigned NumEngines = static_cast<unsigned>(Engine::DMALast) + 1;
-
 /// ns -> the file's microseconds; a time that is not a finite, non-negative
 /// number (a bug upstream) is written as 0 rather than as invalid JSON.
 double toMicros(double Ns) { return std::isfinite(Ns) && Ns > 0 ? Ns / 1000.0 : 0.0; }
@@ -40,6 +38,28 @@ void writeMetadata(llvm::json::OStream &J, llvm::StringRef What, unsigned Pid, u
     J.attribute("pid", Pid);
     J.attribute("tid", Tid);
     J.attributeObject("args", [&] { J.attribute(Key, V); });
+  });
+}
+
+void writeNames(llvm::json::OStream &J, llvm::StringRef Key,
+                llvm::ArrayRef<std::string> Names) {
+  J.attributeArray(Key, [&] {
+    for (const std::string &N : Names)
+      J.value(validUTF8(N));
+  });
+}
+
+/// The slice's details, in a fixed key order; the collective only when
+/// the instruction belongs to one.
+void writeArgs(llvm::json::OStream &J, const SliceDetails &D) {
+  J.attributeObject("args", [&] {
+    J.attribute("opcode", validUTF8(D.Opcode));
+    J.attribute("bytes_read", int64_t(D.BytesRead));
+    J.attribute("bytes_written", int64_t(D.BytesWritten));
+    writeNames(J, "reads", D.Reads);
+    writeNames(J, "writes", D.Writes);
+    if (!D.Collective.empty())
+      J.attribute("collective", validUTF8(D.Collective));
   });
 }
 
@@ -112,6 +132,8 @@ void writeChromeTrace(llvm::raw_ostream &OS, llvm::ArrayRef<TraceSlice> Slices,
           J.attribute("tid", Tid(S.Core, S.Eng));
           J.attribute("ts", toMicros(S.StartNs));
           J.attribute("dur", toMicros(S.DurNs));
+          if (!S.Details.Opcode.empty())
+            writeArgs(J, S.Details);
         });
       }
       uint64_t Id = 0;

@@ -6,14 +6,17 @@
 // track per core and engine), every executed instruction a complete ("X")
 // event, and every cross-core ordering (a barrier, a completion, a semaphore)
 // a flow arrow ("s" -> "f") from the event that released it to the one it
-// released. Times are nanoseconds here and microseconds in the file, as the
-// format requires; the output is always valid JSON.
+// released. An instruction's event carries its opcode, bytes read and
+// written, locations and collective in "args" (Perfetto shows them when the
+// slice is selected). Times are nanoseconds here and microseconds in the
+// file, as the format requires; the output is always valid JSON.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_LIB_BIR_SIM_CHROMETRACE_H
 #define LOOM_LIB_BIR_SIM_CHROMETRACE_H
 
 #include "loom/bir/ir/Types.h"
+#include "loom/bir/sim/Simulator.h"
 
 #include "llvm/ADT/ArrayRef.h"
 #include "llvm/Support/raw_ostream.h"
@@ -31,6 +34,8 @@ struct TraceSlice {
   double StartNs;
   double DurNs;
   unsigned Device = 0; ///< in a launch
+  /// The event's "args"; none are written when Details.Opcode is empty.
+  SliceDetails Details = {};
 };
 
 /// An arrow from a point of one track to a point of another. Each end should

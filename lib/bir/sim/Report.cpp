@@ -85,8 +85,8 @@ void printReport(llvm::raw_ostream &OS, const SimResult &R, bool Json) {
          << llvm::format_decimal(int64_t(S.Bytes), 10) << "  executions "
          << S.Executions << "\n";
     }
-    OS << "  bytes to other cores " << C.BytesToOtherCores
-       << ", from other cores " << C.BytesFromOtherCores << ", total "
+    OS << "  bytes written to other cores " << C.BytesToOtherCores
+       << ", read from other cores " << C.BytesFromOtherCores << ", total "
        << C.BytesToOtherCores + C.BytesFromOtherCores << "\n";
     for (auto &[Name, Bytes] : C.CollectiveBytes)
       OS << "  collective " << Name << ": " << Bytes << " bytes\n";
@@ -99,7 +99,8 @@ NpyArray toNpy(const LocationState &L) {
   uint64_t PerP = L.BytesPerPartition / Size;
   A.Shape = {int64_t(L.Partitions), int64_t(PerP)};
   static const char *Descr[] = {"<f4", "<f4", "<f2", "<f4", "<f4", "|i1",
-                                "<i2", "<i4", "|u1", "<u2", "<u4"};
+                                "<i2", "<i4", "|u1", "<u2", "<u4", "<i8",
+                                "<u8"};
   A.Descr = Descr[unsigned(L.Type)];
   bool Widen = L.Type == DataType::BF16 || L.Type == DataType::FP8E4M3 ||
                L.Type == DataType::FP8E5M2;
@@ -125,7 +126,7 @@ void writeTrace(llvm::raw_ostream &OS, const SimResult &R) {
   std::vector<TraceSlice> Slices;
   Slices.reserve(R.Slices.size());
   for (const TimelineSlice &S : R.Slices)
-    Slices.push_back({S.Core, S.Eng, S.Name, S.StartNs, S.DurNs, S.Device});
+    Slices.push_back({S.Core, S.Eng, S.Name, S.StartNs, S.DurNs, S.Device, S.Details});
   std::vector<TraceFlow> Flows;
   Flows.reserve(R.Flows.size());
   for (const TimelineFlow &F : R.Flows)

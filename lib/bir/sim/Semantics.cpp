@@ -48,6 +48,9 @@ int64_t loadInt(DataType T, const uint8_t *P) {
   case DataType::UINT8: return readAs<uint8_t>(P);
   case DataType::UINT16: return readAs<uint16_t>(P);
   case DataType::UINT32: return readAs<uint32_t>(P);
+  case DataType::INT64: return readAs<int64_t>(P);
+  // The bits of a uint64 (two's complement); loadValue reads its value.
+  case DataType::UINT64: return static_cast<int64_t>(readAs<uint64_t>(P));
   default: return 0;
   }
 }
@@ -65,6 +68,8 @@ void storeIntSaturated(DataType T, int64_t V, uint8_t *P) {
   case DataType::UINT8: return Clamp(uint8_t());
   case DataType::UINT16: return Clamp(uint16_t());
   case DataType::UINT32: return Clamp(uint32_t());
+  case DataType::INT64: return writeAs<int64_t>(P, V);
+  case DataType::UINT64: return writeAs<uint64_t>(P, V < 0 ? 0 : uint64_t(V));
   default: return;
   }
 }
@@ -78,6 +83,8 @@ template <typename F> void dispatchInt(DataType T, F &&Fn) {
   case DataType::UINT8: return Fn(uint8_t());
   case DataType::UINT16: return Fn(uint16_t());
   case DataType::UINT32: return Fn(uint32_t());
+  case DataType::INT64: return Fn(int64_t());
+  case DataType::UINT64: return Fn(uint64_t());
   default: return;
   }
 }
@@ -202,6 +209,7 @@ double loadValue(DataType T, const uint8_t *P) {
   case DataType::FP16: return f16ToF32(readAs<uint16_t>(P));
   case DataType::FP8E4M3: return smallFloatToDouble(SmallFloat::F8E4M3, *P);
   case DataType::FP8E5M2: return smallFloatToDouble(SmallFloat::F8E5M2, *P);
+  case DataType::UINT64: return double(readAs<uint64_t>(P));
   default: return double(loadInt(T, P));
   }
 }
@@ -234,6 +242,8 @@ void storeValue(DataType T, double V, uint8_t *P) {
   case DataType::UINT8: return writeAs(P, saturateInt<uint8_t>(V));
   case DataType::UINT16: return writeAs(P, saturateInt<uint16_t>(V));
   case DataType::UINT32: return writeAs(P, saturateInt<uint32_t>(V));
+  case DataType::INT64: return writeAs(P, saturateInt<int64_t>(V));
+  case DataType::UINT64: return writeAs(P, saturateInt<uint64_t>(V));
   }
 }
 
@@ -249,7 +259,9 @@ void storeF32(DataType T, float V, uint8_t *P) {
 std::string formatElement(DataType T, const uint8_t *P) {
   std::string S;
   llvm::raw_string_ostream OS(S);
-  if (isIntType(T))
+  if (T == DataType::UINT64)
+    OS << readAs<uint64_t>(P);
+  else if (isIntType(T))
     OS << loadInt(T, P);
   else
     OS << llvm::format("%.9g", loadValue(T, P));
@@ -534,9 +546,19 @@ void tensorConvert(DataType From, const uint8_t *In, DataType To, uint8_t *Out,
     return;
   }
   if (isFloatType(To)) {
-    // Every 32-bit integer is exact in double: one rounding into To.
+    // Every 32-bit integer is exact in double: one rounding into To. A
+    // 64-bit one is rounded once into fp32 by the native conversion; into
+    // the narrower types it goes through double (docs/bir.md,
+    // "TensorConvert").
     for (uint64_t E = 0; E < N; ++E) {
-      double V = double(loadInt(From, In + E * SI));
+      if (To == DataType::FP32 && (From == DataType::INT64 || From == DataType::UINT64)) {
+        float F = From == DataType::INT64
+                      ? static_cast<float>(readAs<int64_t>(In + E * SI))
+                      : static_cast<float>(readAs<uint64_t>(In + E * SI));
+        writeAs<float>(Out + E * SO, F);
+        continue;
+      }
+      double V = loadValue(From, In + E * SI);
       uint8_t *P = Out + E * SO;
       if (To == DataType::FP8E4M3)
         *P = doubleToSmallFloat(SmallFloat::F8E4M3, V, /*SaturateE4M3=*/false);

@@ -319,6 +319,8 @@ private:
   bool checkWaiting(CoreSim &C, unsigned E, double Now);
   void scheduleFinish(CoreSim &C, unsigned E, double At);
   void onFinish(const Event &Ev);
+  /// The trace's details of an execution of S on C.
+  SliceDetails sliceDetails(const CoreSim &C, const StaticInst &S) const;
   void onSignal(const Event &Ev);
   void arrive(CoreSim &C, unsigned E, double Now);
   void releaseRound(Round &R, double Now, bool IsCollective);

@@ -232,6 +232,28 @@ void SubgraphSim::releaseRound(Round &R, double Now, bool IsCollective) {
   freeVC(Joined);
 }
 
+SliceDetails SubgraphSim::sliceDetails(const CoreSim &C, const StaticInst &S) const {
+  SliceDetails D;
+  D.Opcode = getInstructionTypeName(S.I->getType()).str();
+  // The bytes as the report counts them (a completion moves none).
+  D.BytesWritten = S.BytesOut;
+  if (S.I->getType() != InstructionType::TensorCompletion)
+    for (const OperandInfo &Op : S.In)
+      D.BytesRead += Op.Bytes;
+  auto Name = [&](const OperandInfo &Op) {
+    if (Op.S->Owner && *Op.S->Owner != C.Core)
+      return Op.S->Name + " (core " + std::to_string(*Op.S->Owner) + ")";
+    return Op.S->Name;
+  };
+  for (const OperandInfo &Op : S.In)
+    D.Reads.push_back(Name(Op));
+  for (const OperandInfo &Op : S.Out)
+    D.Writes.push_back(Name(Op));
+  if (S.Collective >= 0)
+    D.Collective = CollNames[S.Collective];
+  return D;
+}
+
 void SubgraphSim::onFinish(const Event &Ev) {
   CoreSim &C = Cores[Ev.Core];
   EngineState &ES = C.Eng[Ev.Eng];
@@ -257,7 +279,7 @@ void SubgraphSim::onFinish(const Event &Ev) {
   C.Rep.MakespanNs = std::max(C.Rep.MakespanNs, Ev.T);
   if (Trace)
     Slices.push_back({C.Index, S.I->getEngine(), S.I->getName().str(), ES.Start,
-                      Ev.T - ES.Start});
+                      Ev.T - ES.Start, 0, sliceDetails(C, S)});
   if (S.SignalCore >= 0) {
     uint32_t VC = NoIndex;
     if (RaceCheck) {

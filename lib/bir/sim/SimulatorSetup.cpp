@@ -48,7 +48,8 @@ static void seedStorage(Storage &S, uint64_t Seed) {
       case DataType::FP8E4M3: V = double(int64_t(R % 32) - 16) / 8; break;
       case DataType::UINT8:
       case DataType::UINT16:
-      case DataType::UINT32: V = double(R % 16); break;
+      case DataType::UINT32:
+      case DataType::UINT64: V = double(R % 16); break;
       default: V = double(int64_t(R % 16) - 8); break;
       }
       storeF32(S.Type, float(V), Row + E * Size); // V is exact in float
@@ -538,16 +539,15 @@ llvm::Error SubgraphSim::applyInputs() {
                                   In.Name, Given, Elems)
                         .str());
       int ItemSize = npyDescrItemSize(In.Array.Descr);
-      static const char *Native[] = {"<f4", "<u2", "<f2", "|u1", "|u1", "|i1",
-                                     "<i2", "<i4", "|u1", "<u2", "<u4"};
-      bool IsNative = In.Array.Descr == Native[unsigned(S.Type)];
+      const char *Native = getNativeNpyDescr(S.Type);
+      bool IsNative = In.Array.Descr == Native;
       bool IsF4 = In.Array.Descr == "<f4" && isFloatType(S.Type);
       bool IsF8 = In.Array.Descr == "<f8";
       if (!IsNative && !IsF4 && !IsF8)
         return fail(FailureKind::Error,
                     "--input '" + In.Name + "': dtype '" + In.Array.Descr +
                         "' does not fit " + enumName(S.Type) + " (use '" +
-                        Native[unsigned(S.Type)] + "'" +
+                        Native + "'" +
                         (isFloatType(S.Type) && S.Type != DataType::FP32
                              ? " or '<f4'"
                              : "") +

@@ -364,7 +364,8 @@ llvm::Error Evaluator::StepInstruction(const Plan &plan, size_t index, Frame &fr
 }
 llvm::Error Evaluator::MemoryLimitError(const HloInstruction &inst) const {
   return EvalError(inst, "live values exceed the memory limit of " +
-                             llvm::Twine(options_.max_live_bytes) + " bytes (--max-memory)");
+                             llvm::Twine(options_.max_live_bytes) +
+                             " bytes of all devices together (--max-memory)");
 }
 
 llvm::Error Evaluator::ChargeStep(const HloInstruction &inst, llvm::ArrayRef<int64_t> devices) {
@@ -372,7 +373,7 @@ llvm::Error Evaluator::ChargeStep(const HloInstruction &inst, llvm::ArrayRef<int
   if (stats_.steps > options_.max_steps)
     return EvalError(inst, "the run exceeds the step limit of " +
                                llvm::Twine(options_.max_steps) +
-                               " executed instructions (--max-steps)");
+                               " executed instructions summed over all devices (--max-steps)");
   step_work_ = WorkOf(inst);
   for (int64_t d : devices) {
     int64_t &done = device_work_[d];

@@ -112,7 +112,7 @@ MakeRandomArguments(const HloModule &module, uint64_t seed, const EvalOptions &l
   if (devices <= 0 || bytes > limits.max_live_bytes / devices)
     return makeError("the parameters of " + llvm::Twine(devices) +
                      " devices exceed the interpreter's " + llvm::Twine(limits.max_live_bytes) +
-                     " bytes of live values");
+                     " bytes of live values (--max-memory)");
   std::vector<std::vector<Literal>> args(static_cast<size_t>(devices));
   for (int64_t d = 0; d < devices; ++d)
     for (int64_t p = 0; entry && p < entry->num_parameters(); ++p) {

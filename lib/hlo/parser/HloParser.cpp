@@ -16,6 +16,7 @@
 
 #include "HloParserInternal.h"
 
+#include "loom/hlo/ir/HloAttributeNames.h"
 #include "loom/hlo/ir/HloInstructionArena.h"
 #include "loom/hlo/ir/ShapeInference.h"
 
@@ -52,6 +53,15 @@ ReferenceKind ClassifyAttribute(llvm::StringRef name) {
   return ReferenceKind::kNone;
 }
 
+// A typo is refused rather than kept verbatim and ignored
+// (loom/hlo/ir/HloAttributeNames.h).
+std::string UnknownAttributeMessage(llvm::StringRef what, llvm::StringRef name,
+                                    llvm::ArrayRef<llvm::StringRef> known) {
+  return ("unknown " + what + " '" + name + "'; did you mean '" + ClosestKnownName(name, known) +
+          "'?")
+      .str();
+}
+
 } // namespace
 
 bool Parser::ParseHeader() {
@@ -78,6 +88,9 @@ bool Parser::ParseHeader() {
     llvm::StringRef attribute = LexWhile(IsAttributeNameChar);
     if (attribute.empty())
       return Fail(at, "expected a module attribute name");
+    if (!IsKnownModuleAttribute(attribute))
+      return Fail(at, UnknownAttributeMessage("module attribute", attribute,
+                                              KnownModuleAttributeNames()));
     if (!Expect('=', "'=' after module attribute '" + attribute + "'"))
       return false;
     llvm::StringRef value;
@@ -467,6 +480,9 @@ bool Parser::ParseAttributes(Scope &scope, llvm::StringRef instruction, int dept
     llvm::StringRef name = LexWhile(IsAttributeNameChar);
     if (name.empty())
       return Fail(at, Context() + "expected an attribute name");
+    if (!IsKnownInstructionAttribute(name))
+      return Fail(at, Context() + UnknownAttributeMessage("attribute", name,
+                                                          KnownInstructionAttributeNames()));
     if (!ExpectAfter('=', "'=' after attribute '", name))
       return false;
     ReferenceKind kind = ClassifyAttribute(name);

@@ -76,7 +76,7 @@ llvm::Expected<bool> HloPassPipeline::Run(HloModule &module) {
   auto finish = [&](llvm::Expected<bool> result) -> llvm::Expected<bool> {
     if (options_.time_passes) {
       if (options_.verify_each)
-        rows.push_back({"hlo-verifier (after each pass)", verify_seconds});
+        rows.push_back({"hlo_verifier (after each pass)", verify_seconds});
       PrintTimingReport(timing_os, name_, rows);
     }
     return result;

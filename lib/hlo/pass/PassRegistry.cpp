@@ -4,6 +4,7 @@
 
 #include "llvm/ADT/StringExtras.h"
 
+#include <algorithm>
 #include <map>
 
 namespace loom::hlo {
@@ -25,6 +26,12 @@ void RegisterHloPass(llvm::StringRef name, HloPassFactory factory) {
 
 llvm::Expected<std::unique_ptr<HloPassInterface>> CreateHloPass(llvm::StringRef name) {
   auto it = Registry().find(name);
+  // Pass names are spelled with underscores, as the Neuron passes are; the
+  // hyphenated spelling loom's own passes had (`hlo-dce`) still names them.
+  std::string underscored = name.str();
+  std::replace(underscored.begin(), underscored.end(), '-', '_');
+  if (it == Registry().end())
+    it = Registry().find(underscored);
   if (it == Registry().end()) {
     std::vector<std::string> names = RegisteredHloPassNames();
     return makeError("unknown pass '" + name + "'; valid passes: " +

@@ -12,10 +12,13 @@ namespace {
 namespace cl = llvm::cl;
 
 cl::OptionCategory &NeuronCategory() {
-  static cl::OptionCategory category("Neuron collective-matmul options",
-                                     "Override the NEURON_* environment variables read by "
-                                     "neuron_looped_einsum_replacer and "
-                                     "neuron_looped_einsum_token_replacer");
+  // Not every option overrides a variable (--neuron-compat has none), so
+  // the title names the passes rather than the variables.
+  static cl::OptionCategory category(
+      "Collective-matmul pass options",
+      "Tune neuron_looped_einsum_replacer and neuron_looped_einsum_token_replacer: a flag "
+      "given overrides its environment variable (NEURON_*, LOOM_COLLECTIVE_MATMUL_PROVENANCE); "
+      "--neuron-compat has none");
   return category;
 }
 
@@ -82,6 +85,32 @@ bool ReadEnvVarAsInt(llvm::StringRef name, int64_t *out) {
     return false;
   *out = parsed;
   return true;
+}
+
+std::vector<std::string> CollectiveMatmulEnvironmentWarnings() {
+  std::vector<std::string> warnings;
+  auto check_set_to_one = [&](const cl::opt<cl::boolOrDefault> &flag, llvm::StringRef name) {
+    const char *value = std::getenv(name.str().c_str());
+    if (flag.getValue() != cl::BOU_UNSET || !value)
+      return;
+    llvm::StringRef text(value);
+    if (text != "0" && text != "1")
+      warnings.push_back((name + "='" + text + "' is neither 0 nor 1 and reads as 0 (only '1' " +
+                          "turns it on); override it with --" + flag.ArgStr + "=true|false")
+                             .str());
+  };
+  check_set_to_one(NxdFlag, kNeuronCollectiveMatmulNxdEnv);
+  check_set_to_one(AggressiveFlag, kNeuronCollectivePermuteAggressiveEnv);
+  check_set_to_one(ProvenanceFlag, kLoomCollectiveMatmulProvenanceEnv);
+  int64_t threshold;
+  const char *value = std::getenv(kNeuronSbToSbThresholdEnv);
+  if (!ThresholdFlag.getNumOccurrences() && value &&
+      !ReadEnvVarAsInt(kNeuronSbToSbThresholdEnv, &threshold))
+    warnings.push_back((llvm::Twine(kNeuronSbToSbThresholdEnv) + "='" + value +
+                        "' is not an integer and reads as unset (the threshold stays " +
+                        llvm::Twine(kDefaultSbToSbThresholdInMb) + ")")
+                           .str());
+  return warnings;
 }
 
 CollectiveMatmulOptions CollectiveMatmulOptions::FromFlagsAndEnvironment() {

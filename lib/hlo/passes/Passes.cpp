@@ -9,8 +9,8 @@
 namespace loom::hlo {
 
 void RegisterAllHloPasses() {
-  RegisterHloPass("hlo-verifier", [] { return std::make_unique<HloVerifier>(); });
-  RegisterHloPass("hlo-dce", [] { return std::make_unique<HloDCE>(); });
+  RegisterHloPass("hlo_verifier", [] { return std::make_unique<HloVerifier>(); });
+  RegisterHloPass("hlo_dce", [] { return std::make_unique<HloDCE>(); });
   RegisterHloPass("neuron_looped_einsum_replacer",
                   [] { return std::make_unique<NeuronLoopedEinsumReplacer>(); });
   RegisterHloPass("neuron_looped_einsum_token_replacer",

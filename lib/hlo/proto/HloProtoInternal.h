@@ -12,6 +12,7 @@
 #ifndef LOOM_LIB_HLO_PROTO_HLOPROTOINTERNAL_H
 #define LOOM_LIB_HLO_PROTO_HLOPROTOINTERNAL_H
 
+#include "loom/hlo/ir/HloAttributes.h"
 #include "loom/hlo/ir/HloInstruction.h"
 #include "loom/hlo/ir/Shape.h"
 
@@ -92,7 +93,7 @@ CalledComputationIds(HloOpcode opcode,
                      llvm::ArrayRef<std::pair<llvm::StringRef, llvm::SmallVector<int64_t, 2>>>
                          attributes);
 
-// ---- Module header (HloProtoAttributes.cpp) -----------------------------------
+// ---- Module header (HloProtoHeader.cpp) -------------------------------------
 
 /// Sets the field(s) of one header attribute; false when it has none.
 /// replica_count / num_partitions go to `launch` (the device assignment is
@@ -109,16 +110,15 @@ bool EncodeHeaderAttribute(llvm::StringRef name, llvm::StringRef value,
 std::vector<std::pair<std::string, std::string>>
 DeriveHeader(const xla::HloModuleProto &module);
 
-// ---- Text helpers --------------------------------------------------------------
+// ---- Text helpers (HloProtoText.cpp) ----------------------------------------
 
 /// `"..."` as the attribute accessors read it back (quotes, backslashes,
 /// \n, \t, \r escaped).
 std::string Quote(llvm::StringRef text);
-/// `{a,b,c}`.
-std::string IntList(llvm::ArrayRef<int64_t> values);
+/// `{a,b,c}` of a repeated field, as the text form spells an integer list.
 template <typename Repeated> std::string IntListOf(const Repeated &values) {
   llvm::SmallVector<int64_t, 8> v(values.begin(), values.end());
-  return IntList(v);
+  return FormatIntList(v);
 }
 /// `{1,2,3}` / `{}` parsed strictly (no spaces XLA would not print are
 /// required; any are accepted, the derivation check sorts spelling out).

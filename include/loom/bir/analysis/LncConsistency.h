@@ -36,12 +36,6 @@ struct LncFindings {
 /// Runs every check of docs/lnc-verifier.md on P; never changes it.
 LncFindings checkLncConsistency(const Program &P);
 
-/// Why block X of one core cannot stand for block Y of another (its name,
-/// its successors' names, its branch kind or trip count differ), or none
-/// when the two take the same control flow.
-std::optional<std::string> describeBlockDifference(const BasicBlock &X,
-                                                   const BasicBlock &Y);
-
 } // namespace loom::bir::analysis
 
 #endif

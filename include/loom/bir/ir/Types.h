@@ -30,10 +30,16 @@ enum class DataType : uint8_t {
   UINT8,
   UINT16,
   UINT32,
+  // Appended: the ordinals above are a contract (docs/bir.md, "Data types").
+  INT64,
+  UINT64,
 };
 
 unsigned getDataTypeSize(DataType T);
 bool isFloatType(DataType T);
+/// The .npy dtype of T's bytes as stored ("<f4", "<i8", ...; bf16 and fp16
+/// are "<u2" and "<f2", the fp8 types "|u1").
+const char *getNativeNpyDescr(DataType T);
 
 /// SB is the on-chip state buffer (SBUF); SharedDRAM is device memory that
 /// every core of a logical core sees at the same address.

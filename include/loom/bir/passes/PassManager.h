@@ -11,6 +11,7 @@
 #ifndef LOOM_BIR_PASSES_PASSMANAGER_H
 #define LOOM_BIR_PASSES_PASSMANAGER_H
 
+#include "loom/bir/ir/Launch.h"
 #include "loom/bir/passes/Pass.h"
 #include "loom/bir/passes/Pipeline.h"
 
@@ -117,6 +118,10 @@ public:
   /// the passes: <verifier error>". The timing report is printed on every
   /// way out.
   llvm::Expected<bool> run(Program &P);
+
+  /// Runs the passes on every device's program of a launch, in device
+  /// order; true if any changed. An error is prefixed "device D: ".
+  llvm::Expected<bool> runOnLaunch(Launch &L);
 
   const PassContext &getContext() const { return *Context; }
 

@@ -142,6 +142,19 @@ struct LocationState : InitFlags {
   std::vector<uint8_t> Data;
 };
 
+/// What one execution did, for the trace's "args" (docs/simulator.md,
+/// "The trace"): the instruction's opcode, the bytes it read and wrote (as
+/// the report counts them), the locations it read and wrote (a location of
+/// another core as "NAME (core C)"), and the collective the report
+/// attributes it to (empty when none).
+struct SliceDetails {
+  std::string Opcode;
+  uint64_t BytesRead = 0;
+  uint64_t BytesWritten = 0;
+  std::vector<std::string> Reads, Writes;
+  std::string Collective;
+};
+
 /// A slice of the timeline (one execution) and a synchronization arrow.
 struct TimelineSlice {
   unsigned Core;
@@ -150,6 +163,7 @@ struct TimelineSlice {
   double StartNs;
   double DurNs;
   unsigned Device = 0;
+  SliceDetails Details;
 };
 struct TimelineFlow {
   unsigned FromCore;

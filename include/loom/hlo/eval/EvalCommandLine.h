@@ -1,9 +1,11 @@
 //===- EvalCommandLine.h - The interpreter's limits as flags --------------===//
 //
 // The flags every tool that runs the interpreter shares, spelled once:
-//   --max-steps=N    executed instructions (EvalOptions::max_steps)
-//   --max-work=N     elements computed, a dot's multiply-adds (max_work)
-//   --max-memory=N   bytes held by live values (max_live_bytes)
+//   --max-steps=N    executed instructions summed over all devices
+//                    (EvalOptions::max_steps)
+//   --max-work=N     elements computed by one device, a dot's multiply-adds
+//                    (max_work: the limit is per device)
+//   --max-memory=N   bytes held by the live values of all devices (max_live_bytes)
 // They register when a tool links EvalOptionsFromCommandLine() and belong to
 // the "interpreter options" category. docs/interpreter.md explains them.
 // The threads (EvalOptions::threads) are the tool's --threads, which is

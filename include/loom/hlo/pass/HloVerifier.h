@@ -40,7 +40,7 @@ llvm::Error VerifyHloModule(const HloModule &module, unsigned threads);
 /// VerifyHloModule as a pass, for pipelines: never changes the module.
 class HloVerifier : public HloPassInterface {
 public:
-  llvm::StringRef name() const override { return "hlo-verifier"; }
+  llvm::StringRef name() const override { return "hlo_verifier"; }
   llvm::Expected<bool> Run(HloModule &module) override;
 };
 

@@ -26,8 +26,10 @@ using HloPassFactory = std::function<std::unique_ptr<HloPassInterface>()>;
 /// Registers (or replaces) the factory of the pass called `name`.
 void RegisterHloPass(llvm::StringRef name, HloPassFactory factory);
 
-/// A new instance of the pass called `name`; for an unknown name, the error
-/// "unknown pass 'x'; valid passes: a, b, c".
+/// A new instance of the pass called `name`; every name is spelled with
+/// underscores (`hlo_dce`, `neuron_looped_einsum_replacer`) and a hyphen
+/// stands for an underscore (`hlo-dce`, the old spelling). For an unknown
+/// name, the error "unknown pass 'x'; valid passes: a, b, c".
 llvm::Expected<std::unique_ptr<HloPassInterface>> CreateHloPass(llvm::StringRef name);
 
 /// Every registered name, sorted.

@@ -14,7 +14,7 @@ namespace loom::hlo {
 
 class HloDCE : public HloPassInterface {
 public:
-  llvm::StringRef name() const override { return "hlo-dce"; }
+  llvm::StringRef name() const override { return "hlo_dce"; }
   llvm::Expected<bool> Run(HloModule &module) override;
 };
 

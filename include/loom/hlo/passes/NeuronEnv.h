@@ -16,6 +16,8 @@
 #include "llvm/ADT/StringRef.h"
 
 #include <cstdint>
+#include <string>
+#include <vector>
 
 namespace loom::hlo {
 
@@ -39,6 +41,12 @@ bool EnvVarSetToOne(llvm::StringRef name);
 /// integer (optional leading '-') that fits in int64_t. Anything else
 /// (unset, empty, "16MB", " 16", "0x10") reads as "not set".
 bool ReadEnvVarAsInt(llvm::StringRef name, int64_t *out);
+
+/// One line per variable above that is set to a value the passes cannot
+/// take and no flag overrides: a "set to one" variable neither `0` nor `1`
+/// (`true` reads as unset, as in Neuron), a threshold that is not an
+/// integer. A tool prints them as warnings; empty when all is well.
+std::vector<std::string> CollectiveMatmulEnvironmentWarnings();
 
 /// Everything the two passes read from flags and the environment.
 struct CollectiveMatmulOptions {
