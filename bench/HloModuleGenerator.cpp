@@ -1,11 +1,14 @@
 //===- HloModuleGenerator.cpp - Writes a large dump-style HLO module ------===//
 //
-// HloModuleGenerator [--instructions=N] [--seed=S] [-o FILE]
-// writes the module of HloModuleGenerator.h (default 100000 instructions,
-// seed 1) to FILE or stdout.
+// HloModuleGenerator [--shape=loops|unrolled] [--instructions=N] [--seed=S] [-o FILE]
+// writes the module of HloModuleGenerator.h (`loops`, the default: a chain
+// of while loops) or of HloUnrolledGenerator.h (`unrolled`: one ENTRY
+// computation holding every layer), default 100000 instructions, seed 1, to
+// FILE or stdout.
 //
 //===----------------------------------------------------------------------===//
 #include "HloModuleGenerator.h"
+#include "HloUnrolledGenerator.h"
 
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/FileSystem.h"
@@ -16,9 +19,12 @@
 int main(int argc, char **argv) {
   loom::hlo::bench::HloGeneratorOptions options;
   std::string out_file = "-";
+  bool unrolled = false;
   for (int i = 1; i < argc; ++i) {
     llvm::StringRef arg = argv[i];
-    if (arg.consume_front("--instructions=")) {
+    if (arg == "--shape=loops" || arg == "--shape=unrolled") {
+      unrolled = arg == "--shape=unrolled";
+    } else if (arg.consume_front("--instructions=")) {
       if (arg.getAsInteger(10, options.instructions))
         return std::fprintf(stderr, "bad --instructions\n"), 2;
     } else if (arg.consume_front("--seed=")) {
@@ -27,11 +33,13 @@ int main(int argc, char **argv) {
     } else if (arg == "-o" && i + 1 < argc) {
       out_file = argv[++i];
     } else {
-      std::fprintf(stderr, "usage: %s [--instructions=N] [--seed=S] [-o FILE]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--shape=loops|unrolled] [--instructions=N] [--seed=S] [-o FILE]\n", argv[0]);
       return 2;
     }
   }
-  std::string text = loom::hlo::bench::GenerateDumpStyleHloModule(options);
+  std::string text =
+      unrolled ? loom::hlo::bench::GenerateUnrolledHloModule(options.instructions, options.seed)
+               : loom::hlo::bench::GenerateDumpStyleHloModule(options);
   std::error_code ec;
   llvm::raw_fd_ostream os(out_file, ec, llvm::sys::fs::OF_None);
   if (ec)

@@ -168,10 +168,11 @@ TEST(HloParserThreads, DuplicateInstructionNamesAcrossPieces) {
   // The first definition keeps its name; later ones are renamed in text order.
   EXPECT_NE(three.text.find("%p0.1 = f32[2]{0} parameter(0)"), std::string::npos);
   EXPECT_NE(three.text.find("%add.11 = "), std::string::npos);
-  // One computation a piece: the names repeat only across pieces.
+  // Pieces at every computation and instruction: the names repeat only
+  // across pieces, and each computation is in several.
   std::string two = ManyComputations(2);
   Outcome pieces = Threaded(two);
-  EXPECT_EQ(pieces.pieces, 3u);
+  EXPECT_EQ(pieces.pieces, 13u);
   EXPECT_EQ(pieces.text, Sequential(two).text);
   EXPECT_NE(pieces.text.find("%p0.1 = f32[2]{0} parameter(0)"), std::string::npos);
 }

@@ -6,6 +6,8 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
+
 namespace loom::hlo {
 
 HloComputation::~HloComputation() = default;
@@ -26,6 +28,8 @@ HloInstruction *HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
   // Appended after its operands: text order stays a post order as long as
   // they are all here (and so earlier) and it has no control edges yet.
   for (HloInstruction *op : inst->operands()) {
+    if (!op)
+      continue;
     op->AddUser(inst);
     if (op->parent_ != this)
       ForgetPostOrder();
@@ -38,6 +42,33 @@ HloInstruction *HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
   if (inst->opcode() == HloOpcode::kParameter)
     RegisterParameter(inst);
   return inst;
+}
+
+void HloComputation::AppendInstructionsOf(HloComputation &from) {
+  // Grown geometrically: a computation joined from many pieces must not
+  // copy its vector once per piece.
+  size_t wanted = order_.size() + from.order_.size();
+  if (wanted > order_.capacity())
+    order_.reserve(std::max(wanted, 2 * order_.capacity()));
+  for (std::unique_ptr<HloInstruction> &owned : from.order_) {
+    if (!owned)
+      continue;
+    HloInstruction *inst = owned.get();
+    inst->parent_ = this;
+    inst->order_index_ = static_cast<uint32_t>(order_.size());
+    order_.push_back(std::move(owned));
+    ++live_count_;
+    if (inst->opcode() == HloOpcode::kParameter)
+      RegisterParameter(inst);
+  }
+  // Operands of `from` that are here come earlier; anything else may not.
+  if (from.text_order_is_post_order_ != kYes)
+    ForgetPostOrder();
+  from.order_.clear();
+  from.live_count_ = 0;
+  from.params_.clear();
+  from.root_ = nullptr;
+  from.text_order_is_post_order_ = kYes;
 }
 
 void HloComputation::RegisterParameter(HloInstruction *param) {

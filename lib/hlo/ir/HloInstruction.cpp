@@ -6,6 +6,7 @@
 
 #include "llvm/ADT/STLExtras.h"
 
+#include <cassert>
 
 namespace loom::hlo {
 
@@ -72,6 +73,16 @@ void HloInstruction::AddUser(HloInstruction *user) {
   user_index_ = std::make_unique<llvm::DenseMap<HloInstruction *, size_t>>();
   for (size_t i = 0; i < users_.size(); ++i)
     user_index_->try_emplace(users_[i], i);
+}
+
+void HloInstruction::SetMissingOperand(int64_t i, HloInstruction *operand) {
+  assert(!operands_[i] && "the operand is there already");
+  operands_[i] = operand;
+  if (!parent_)
+    return;
+  operand->AddUser(this);
+  if (operand->parent_ != parent_)
+    parent_->ForgetPostOrder();
 }
 
 bool HloInstruction::HasUser(const HloInstruction *user) const {

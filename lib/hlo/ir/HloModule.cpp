@@ -6,6 +6,7 @@
 #include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallString.h"
 
+#include <cassert>
 #include <cstring>
 
 #include <deque>
@@ -80,6 +81,20 @@ bool HloModule::AppendPiece(HloModule &piece) {
   piece.computations_.clear();
   piece.entry_ = nullptr;
   return distinct;
+}
+
+std::unique_ptr<HloComputation>
+HloModule::ReplaceComputation(HloComputation *old, std::unique_ptr<HloComputation> with) {
+  auto it = llvm::find_if(computations_, [&](const std::unique_ptr<HloComputation> &c) {
+    return c.get() == old;
+  });
+  assert(it != computations_.end() && "the computation is not in this module");
+  with->parent_ = this;
+  old->parent_ = nullptr;
+  if (entry_ == old)
+    entry_ = with.get();
+  std::swap(*it, with);
+  return with;
 }
 
 HloComputation *HloModule::AddEmbeddedComputation(std::unique_ptr<HloComputation> computation) {

@@ -176,6 +176,14 @@ bool Parser::ParseComputation() {
   auto owned = std::make_unique<HloComputation>(name.str());
   if (!ParseInstructions(*owned, open, 1))
     return false;
+  if (stopped_open_) {
+    // The piece ends inside it (HloParsePieces.cpp).
+    tail_.computation = std::move(owned);
+    tail_.at = at;
+    tail_.open = open;
+    tail_.is_entry = is_entry;
+    return true;
+  }
   // `}, execution_thread="host"` and the like stay with the computation.
   SkipTrivia();
   if (Peek(',')) {
@@ -198,7 +206,8 @@ bool Parser::ParseComputation() {
   return true;
 }
 
-bool Parser::ParseInstructions(HloComputation &computation, const char *open, int depth) {
+bool Parser::ParseInstructions(HloComputation &computation, const char *open, int depth,
+                               bool head) {
   // One map per level of computations written in place, kept from one
   // computation to the next: clearing keeps its buckets, where a new map
   // per computation grew them again every time.
@@ -209,18 +218,39 @@ bool Parser::ParseInstructions(HloComputation &computation, const char *open, in
   ++open_scopes_;
   auto close = llvm::make_scope_exit([&] { --open_scopes_; });
   Scope scope{&computation, names};
+  scope.defer_unknown = head;
   while (true) {
     SkipTrivia();
     if (failed_)
       return false;
-    if (cur_ == end_)
+    if (cur_ == end_) {
+      // A piece may end between two instructions of a top-level
+      // computation; the next one goes on with it (HloParsePieces.cpp).
+      if (abandon_ && open_scopes_ == 1) {
+        stopped_open_ = true;
+        OpenPart &part = head ? head_ : tail_;
+        part.names = std::move(scope_maps_[0]);
+        scope_maps_[0] = std::make_unique<NameMap<Scope::Defined>>();
+        part.root = scope.root;
+        part.last = scope.last;
+        return true;
+      }
       return Fail(open, "unterminated computation: expected '}' to match this '{'");
+    }
     if (*cur_ == '}') {
       ++cur_;
       break;
     }
     if (!ParseInstruction(scope, depth))
       return false;
+  }
+  if (head) {
+    // Its root is decided at the join, with the rest of the computation.
+    head_.names = std::move(scope_maps_[0]);
+    scope_maps_[0] = std::make_unique<NameMap<Scope::Defined>>();
+    head_.root = scope.root;
+    head_.last = scope.last;
+    return true;
   }
   if (!scope.last)
     return Fail(open, "computation '" + computation.name() + "' has no instructions");
@@ -313,6 +343,19 @@ bool Parser::ParseOperands(Scope &scope, int depth,
         return false;
     } else {
       auto it = scope.instructions.find(NameKey(name));
+      if (it == scope.instructions.end() && scope.defer_unknown) {
+        // Defined in an earlier piece, or nowhere: the join decides.
+        cross_.push_back({nullptr, static_cast<uint32_t>(operands.size()), name,
+                          llvm::StringRef(operand_begin,
+                                          shape_end ? shape_end - operand_begin : 0)});
+        operands.push_back(nullptr);
+        SkipTrivia();
+        if (Peek(',')) {
+          ++cur_;
+          continue;
+        }
+        return ExpectAfter(')', "',' or ')' after operand '", name);
+      }
       if (it == scope.instructions.end() || !it->second.instruction) {
         if (!check_shape())
           return false;
@@ -476,6 +519,9 @@ bool Parser::ParseAttributes(Scope &scope, llvm::StringRef instruction, int dept
 // default, API_VERSION_ORIGINAL, implicit).
 bool Parser::NormalizeAttributes(HloInstruction &inst, size_t first_pending, const char *at) {
   if (inst.opcode() == HloOpcode::kBroadcast && !inst.HasAttribute("dimensions") &&
+      inst.operand_count() == 1 && !inst.operand(0))
+    return Fail(at, "the operand is in an earlier piece"); // HloParsePieces.cpp
+  if (inst.opcode() == HloOpcode::kBroadcast && !inst.HasAttribute("dimensions") &&
       inst.operand_count() == 1 && inst.operand(0)->shape().IsArray() &&
       inst.operand(0)->shape().rank() == 0) {
     // First, where XLA prints it (before sharding, metadata, ...). A valid
@@ -590,6 +636,7 @@ bool Parser::ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
     return false;
 
   llvm::SmallVector<HloInstruction *, 8> operands;
+  size_t first_cross = cross_.size();
   llvm::StringRef literal;
   int64_t parameter_number = -1;
   if (opcode == HloOpcode::kConstant) {
@@ -614,6 +661,11 @@ bool Parser::ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
   } else if (!ParseOperands(scope, depth, operands)) {
     return false;
   }
+  // An operand left for the join must not decide anything here: the users
+  // it gets at the join are in text order only for whole instructions, and
+  // the rules below read operand shapes.
+  if (cross_.size() > first_cross && (nested || !has_shape))
+    return Fail(opcode_at, "an operand is in an earlier piece");
 
   // Made before its attributes are read, which go into it in place; it
   // joins the computation only once it is complete.
@@ -637,6 +689,8 @@ bool Parser::ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
   result = scope.computation->AddInstruction(std::move(owned));
   for (size_t i = first_pending; i < pending_.size(); ++i)
     pending_[i].instruction = result;
+  for (size_t i = first_cross; i < cross_.size(); ++i)
+    cross_[i].user = result;
   for (HloInstruction *pred : control_predecessors)
     pred->AddControlDependencyTo(result);
   if (nested)
@@ -694,10 +748,12 @@ void Parser::UniquifyInstructionNames() {
     inst->SetNameView(module_->UniqueInstructionName(inst->name()));
 }
 
-bool Parser::ParseComputations() {
+bool Parser::ParseComputations(bool inside) {
   // The instructions read here live in the module's slabs, not one heap
   // block each (HloInstructionArena.h).
   HloInstructionArenaScope arena(&module_->instruction_arena());
+  if (inside && !ParsePieceHead())
+    return false;
   while (true) {
     SkipTrivia();
     if (failed_)

@@ -16,9 +16,10 @@
 //                       the shapes inferred, the references resolved and the
 //                       names made unique at the end, and the entry points
 //   HloParsePieces.cpp  the threaded piece driver: a large module cut into
-//                       pieces of whole computations, parsed on several
-//                       threads and joined in text order, or given back to
-//                       the sequential parser when any piece fails
+//                       pieces at computations or at instructions, parsed
+//                       on several threads and joined in text order, or
+//                       given back to the sequential parser when any piece
+//                       fails
 //
 // The character classes and the token readers called between almost every
 // two tokens are inline here: the parser is a hot path (docs/performance.md).
@@ -37,6 +38,7 @@
 #include "loom/hlo/ir/Shape.h"
 #include "loom/support/Error.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/DenseMap.h"
 #include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
@@ -197,6 +199,37 @@ private:
     NameMap<Defined> &instructions;
     HloInstruction *root = nullptr;
     HloInstruction *last = nullptr;
+    /// The instructions of a piece that starts inside a computation: an
+    /// operand not defined in the piece is left for the join (CrossOperand).
+    bool defer_unknown = false;
+  };
+  /// An operand a piece that starts inside a computation does not define:
+  /// an instruction of an earlier piece of the same computation, found when
+  /// the pieces are joined (or nowhere: then the sequential parser reports
+  /// it).
+  struct CrossOperand {
+    HloInstruction *user = nullptr;
+    uint32_t operand = 0;
+    llvm::StringRef name;
+    /// The operand's shape as written; empty when none is.
+    llvm::StringRef written_shape;
+    /// Set when the join has found it.
+    HloInstruction *definition = nullptr;
+  };
+  /// A computation a piece leaves open at its end, or the instructions a
+  /// piece that starts inside a computation holds until the computation's
+  /// '}' (or its end).
+  struct OpenPart {
+    std::unique_ptr<HloComputation> computation;
+    /// The part's names (from Parser::scope_maps_).
+    std::unique_ptr<NameMap<Scope::Defined>> names;
+    HloInstruction *root = nullptr;
+    HloInstruction *last = nullptr;
+    /// The start of the computation, its '{' and ENTRY mark (the part that
+    /// opens it only).
+    const char *at = nullptr;
+    const char *open = nullptr;
+    bool is_entry = false;
   };
   /// A computation named by an attribute, resolved once all are read:
   /// computations may be used before they are defined.
@@ -344,7 +377,8 @@ private:
   bool ParseStackFrameIndex();
   bool ParseComputation();
   bool ParseSignature();
-  bool ParseInstructions(HloComputation &computation, const char *open, int depth);
+  bool ParseInstructions(HloComputation &computation, const char *open, int depth,
+                         bool head = false);
   bool ParseInstruction(Scope &scope, int depth);
   bool ParseOpcode(HloOpcode &opcode, std::optional<HloOpcode> &wrapped);
   bool ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
@@ -361,9 +395,14 @@ private:
   bool NormalizeAttributes(HloInstruction &inst, size_t first_pending, const char *at);
   void UniquifyInstructionNames();
   bool Finish();
-  bool ParseComputations();
+  bool ParseComputations(bool inside = false);
+  bool ParsePieceHead();
   bool TryParsePieces();
-  std::vector<const char *> PieceStarts(unsigned threads) const;
+  bool TryParsePieces(unsigned threads, llvm::ArrayRef<const char *> starts,
+                      llvm::ArrayRef<uint8_t> inside);
+  bool ResolveCrossOperands(llvm::ArrayRef<const NameMap<Scope::Defined> *> earlier);
+  std::vector<const char *> PieceStarts(unsigned threads, bool instructions,
+                                        std::vector<uint8_t> &inside) const;
 
   llvm::StringRef buffer_;
   llvm::StringRef file_name_;
@@ -398,8 +437,22 @@ private:
   size_t open_scopes_ = 0;
 
   HloParseOptions options_;
-  /// Set when another piece failed (TryParsePieces).
+  /// Set when another piece failed (TryParsePieces); null outside a piece.
   const std::atomic<bool> *abandon_ = nullptr;
+
+  // ---- A piece that starts or ends inside a computation (HloParsePieces.cpp)
+  /// ParseInstructions stopped at the piece's end between two instructions
+  /// of a top-level computation: the next piece goes on with it.
+  bool stopped_open_ = false;
+  /// The instructions from the piece's start to the computation's '}'.
+  OpenPart head_;
+  /// Whether the head ends at a '}' (then `head_closed_` is a placeholder in
+  /// the piece's module, where the whole computation goes at the join).
+  bool head_ends_ = false;
+  HloComputation *head_closed_ = nullptr;
+  /// The computation open at the piece's end.
+  OpenPart tail_;
+  std::vector<CrossOperand> cross_;
 };
 
 } // namespace loom::hlo::hlo_parser

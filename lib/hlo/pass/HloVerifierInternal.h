@@ -123,64 +123,6 @@ struct ComputationResult {
   std::vector<uint64_t> name_hashes;
 };
 
-/// The instructions a walk over one computation has passed, for the check
-/// that every operand comes earlier in the text: then the text order is a
-/// topological order, there is no cycle, and the depth-first search for one
-/// is not needed. Open addressing over pointers, the table reused from one
-/// computation to the next.
-class InstructionSet {
-public:
-  void Reset(size_t expected) {
-    size_t size = llvm::PowerOf2Ceil(std::max<size_t>(16, 2 * expected));
-    if (slots_.size() < size) {
-      slots_.resize(size);
-      positions_.resize(size);
-    }
-    std::fill(slots_.begin(), slots_.begin() + size, nullptr);
-    mask_ = size - 1;
-    count_ = 0;
-  }
-  /// Adds `inst`, the instruction at `position` in the walk.
-  void Insert(const HloInstruction *inst, uint32_t position) {
-    // A walk inserts the instructions Reset was told of; more still fit.
-    if (2 * (count_ + 1) > mask_ + 1)
-      Grow();
-    size_t i = Find(inst);
-    if (!slots_[i]) {
-      slots_[i] = inst;
-      positions_[i] = position;
-      ++count_;
-    }
-  }
-  bool Contains(const HloInstruction *inst) const { return slots_[Find(inst)] == inst; }
-  /// The position Insert was given for `inst`; -1 when it is not in the set.
-  int64_t PositionOf(const HloInstruction *inst) const {
-    size_t i = Find(inst);
-    return slots_[i] == inst ? int64_t(positions_[i]) : -1;
-  }
-
-private:
-  size_t Find(const HloInstruction *inst) const {
-    size_t i = (reinterpret_cast<uintptr_t>(inst) >> 4) * 0x9E3779B97F4A7C15ull >> 20 & mask_;
-    while (slots_[i] && slots_[i] != inst)
-      i = (i + 1) & mask_;
-    return i;
-  }
-  void Grow() {
-    std::vector<const HloInstruction *> old(slots_.begin(), slots_.begin() + mask_ + 1);
-    std::vector<uint32_t> old_positions(positions_.begin(), positions_.begin() + mask_ + 1);
-    Reset(mask_ + 1);
-    for (size_t k = 0; k < old.size(); ++k)
-      if (old[k])
-        Insert(old[k], old_positions[k]);
-  }
-
-  std::vector<const HloInstruction *> slots_;
-  std::vector<uint32_t> positions_; // of the instruction in the same slot
-  size_t mask_ = 0;
-  size_t count_ = 0;
-};
-
 /// The walk over one computation: every check but the name rule. One per
 /// thread, reused from one computation to the next; it reads the module
 /// and writes only the ComputationResult it is given.
@@ -273,6 +215,22 @@ private:
       llvm::function_ref<bool(int64_t i, const Shape &in, const Shape &out, int64_t dim,
                               std::optional<int64_t> &group)>
           check);
+  /// Where `inst` is in the walk over the computation being checked, -1
+  /// when it is not one of its instructions. From the instruction's
+  /// text-order slot: no hashing, and recent operands are in the cache.
+  int64_t WalkPosition(const HloInstruction *inst) const {
+    if (inst->parent() != comp_)
+      return -1;
+    size_t slot = inst->text_order_slot();
+    if (slot >= comp_->slot_count() || comp_->instruction_in_slot(slot) != inst)
+      return -1;
+    return slot_positions_[slot];
+  }
+  /// Whether the walk has passed `inst` before `position`.
+  bool Passed(const HloInstruction *inst, size_t position) const {
+    int64_t p = WalkPosition(inst);
+    return p >= 0 && p < static_cast<int64_t>(position);
+  }
   bool CheckDimensionList(llvm::ArrayRef<int64_t> dims, int64_t rank, llvm::StringRef what,
                           bool unique);
 
@@ -280,7 +238,9 @@ private:
   const llvm::DenseSet<const HloComputation *> &computations_;
   /// The parameters of the computation being checked, in text order.
   std::vector<const HloInstruction *> params_;
-  InstructionSet passed_;
+  /// The walk position of the instruction in each text-order slot of the
+  /// computation being checked (WalkPosition).
+  std::vector<uint32_t> slot_positions_;
   /// CheckNoCycles' state of each instruction, by position.
   std::vector<uint8_t> cycle_state_;
   /// Shapes found valid, by address (CheckEdges).

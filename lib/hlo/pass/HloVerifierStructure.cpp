@@ -72,7 +72,9 @@ void ComputationVerifier::Check(const HloComputation &comp, ComputationResult &r
   for (size_t i = 0; i < std::min(n, kTextAhead); ++i)
     PrefetchText(insts[i]);
   params_.clear();
-  passed_.Reset(n);
+  slot_positions_.resize(comp.slot_count());
+  for (size_t i = 0; i < n; ++i)
+    slot_positions_[insts[i]->text_order_slot()] = static_cast<uint32_t>(i);
   bool operands_local = true;
   bool in_text_order = true;
   for (size_t i = 0; i < n; ++i) {
@@ -149,7 +151,7 @@ void ComputationVerifier::CheckEdges(size_t position, bool &operands_local,
                                            : std::string("no computation")));
       continue;
     }
-    in_text_order = in_text_order && passed_.Contains(op);
+    in_text_order = in_text_order && Passed(op, position);
     // Passes walk users as often as operands: the two lists must agree.
     // HasUser is O(1) even for a constant with thousands of users.
     if (!op->HasUser(inst))
@@ -157,14 +159,13 @@ void ComputationVerifier::CheckEdges(size_t position, bool &operands_local,
   }
   for (const HloInstruction *pred : inst->control_predecessors()) {
     if (pred->parent() == comp) {
-      in_text_order = in_text_order && passed_.Contains(pred);
+      in_text_order = in_text_order && Passed(pred, position);
       continue;
     }
     operands_local = false;
     Report(comp, inst, "control predecessor '" + pred->name() +
                            "' belongs to another computation");
   }
-  passed_.Insert(inst, static_cast<uint32_t>(position));
 }
 
 void ComputationVerifier::CheckParameterNumbers(const HloComputation &comp,
@@ -191,7 +192,7 @@ void ComputationVerifier::CheckNoCycles(const HloComputation &comp) {
   // One depth-first search over operands and control predecessors, with an
   // explicit stack: real modules have dependency chains far deeper than the
   // call stack allows. The state of an instruction of the walk is kept at
-  // its position (passed_ holds every instruction of the walk); an edge to
+  // its position (WalkPosition); an edge to
   // an instruction that names the computation as its parent without being
   // one of its instructions keeps that instruction's state in a map. The
   // order of the search is the text order of the starts and the operand
@@ -236,7 +237,7 @@ void ComputationVerifier::CheckNoCycles(const HloComputation &comp) {
       size_t k = f.next++;
       const HloInstruction *dep =
           k < num_ops ? inst->operand(k) : inst->control_predecessors()[k - num_ops];
-      int64_t d = passed_.PositionOf(dep);
+      int64_t d = WalkPosition(dep);
       uint8_t state = state_of(dep, d);
       if (state == kNew) {
         set_state(dep, d, kOnStack);

@@ -73,10 +73,15 @@ public:
   bool IsEntryComputation() const;
 
   /// Adopts `instruction`, links it into its operands' user lists and gives
-  /// it a module-unique name (derived from its opcode when it has none).
+  /// it a module-unique name (derived from its opcode when it has none). A
+  /// null operand is left for HloInstruction::SetMissingOperand.
   /// New instructions go at the end; printing and post order still place
   /// them before their users.
   HloInstruction *AddInstruction(std::unique_ptr<HloInstruction> instruction);
+  /// Moves every instruction of `from` to the end of this computation, in
+  /// order, and leaves `from` empty: the parser joins the pieces of one
+  /// computation read on several threads.
+  void AppendInstructionsOf(HloComputation &from);
   /// Removes an instruction that has no users, is not the root and has no
   /// control successors.
   llvm::Error RemoveInstruction(HloInstruction *instruction);
@@ -100,6 +105,11 @@ public:
             HloInstructionIterator(&order_, static_cast<size_t>(-1))};
   }
   int64_t instruction_count() const { return live_count_; }
+  /// The slots of the text order (HloInstruction::text_order_slot): as many
+  /// as instructions were added since the last compaction; a removed
+  /// instruction's slot holds null.
+  size_t slot_count() const { return order_.size(); }
+  const HloInstruction *instruction_in_slot(size_t slot) const { return order_[slot].get(); }
   /// Operands (and control predecessors) before users; otherwise text order
   /// is kept. Instructions unreachable from the root are included.
   std::vector<HloInstruction *> MakeInstructionPostOrder() const;

@@ -106,6 +106,11 @@ public:
   /// Whether `user` is in users(); O(1) on long user lists.
   bool HasUser(const HloInstruction *user) const;
   void AppendOperand(HloInstruction *operand);
+  /// Fills operand i, left null when the instruction was made (the parser
+  /// reading a large computation in pieces on several threads leaves the
+  /// operands defined in an earlier piece for the join), and links this
+  /// instruction into its users.
+  void SetMissingOperand(int64_t i, HloInstruction *operand);
   /// Replaces operand i; the shapes must be compatible.
   llvm::Error ReplaceOperandWith(int64_t i, HloInstruction *new_operand);
   /// Replaces every use of this instruction (operands of users, and the root
@@ -129,6 +134,9 @@ public:
   void DropAllControlDeps();
 
   HloComputation *parent() const { return parent_; }
+  /// The instruction's slot in its computation's text order
+  /// (HloComputation::instruction_in_slot); meaningful while it is in one.
+  uint32_t text_order_slot() const { return order_index_; }
   bool IsRoot() const;
 
   /// kParameter: the number in `parameter(N)`.

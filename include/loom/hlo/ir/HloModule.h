@@ -112,6 +112,11 @@ public:
   /// on several threads) and is left empty. Returns false if some name was
   /// reserved in both.
   bool AppendPiece(HloModule &piece);
+  /// The instruction names reserved so far (IndexInstructionNames).
+  const HloNameTable &instruction_names() const { return names_; }
+  /// Puts `with` where `old` is in the module's order and returns `old`.
+  std::unique_ptr<HloComputation> ReplaceComputation(HloComputation *old,
+                                                     std::unique_ptr<HloComputation> with);
 
   /// Where the parser puts this module's instructions (HloInstructionArena.h);
   /// it lives as long as the module.
