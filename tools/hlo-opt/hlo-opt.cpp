@@ -161,17 +161,12 @@ int Main(int argc, char **argv) {
   tools::addLaunchSizeOptionsToCategory(tool_category, "Run --check-numerics on",
                                         "(the printed module keeps its header)");
   cl::SetVersionPrinter([](llvm::raw_ostream &os) { os << "hlo-opt (loom)\n"; });
-  std::string cl_errors;
-  llvm::raw_string_ostream cl_errors_os(cl_errors);
-  if (!cl::ParseCommandLineOptions(
+  if (!errors.parseCommandLine(
           argc, argv,
           "loom hlo-opt: parse, verify, transform and print an HLO module\n\n"
           "  Reads XLA's HLO text or a binary HloModuleProto, verifies it, runs --passes\n"
           "  in order, verifies the result and prints it (--emit=proto: as an\n"
-          "  HloModuleProto). Exit codes: 0 success, 1 bad input, 2 bad usage.\n",
-          &cl_errors_os)) {
-    // LLVM's messages already point at --help.
-    llvm::errs() << cl_errors_os.str();
+          "  HloModuleProto). Exit codes: 0 success, 1 bad input, 2 bad usage.\n")) {
     return ExitBadUsage;
   }
 

@@ -295,12 +295,11 @@ int main(int argc, char **argv) {
   tools::addThreadsOptionToCategory(EvalOptionCategory());
   tools::addLaunchSizeOptionsToCategory(category, "Run on", "(also the --compare reference)");
   llvm::cl::HideUnrelatedOptions({&category, &EvalOptionCategory()});
-  if (!llvm::cl::ParseCommandLineOptions(
+  if (!errors.parseCommandLine(
           argc, argv,
           "hlo-run: run an HLO module on every device of its SPMD launch\n\n"
           "Prints `device N: <result>` per device. Parameters are seeded random values\n"
-          "unless --input gives them. See docs/hlo-run.md.\n",
-          &llvm::errs()))
+          "unless --input gives them. See docs/hlo-run.md.\n"))
     return tools::ExitBadUsage;
   if (std::string problem = UsageProblem(); !problem.empty())
     return errors.failUsage(problem);
