@@ -305,6 +305,10 @@ int runLaunchDocument(std::string Text, const sim::SimOptions &Opts) {
                      "launch (use --output-dir)");
   if (!AgainstHlo.empty() && !OutputDir.empty())
     return Errors.failUsage("--output-dir cannot be used with --against-hlo");
+  std::vector<const Program *> Programs;
+  for (const LaunchDevice &D : L->Devices)
+    Programs.push_back(&D.Modules);
+  warnUnusedCollectives(Programs);
   launch::CheckOptions LO;
   LO.Seed = Seed;
   LO.SameInputs = SameInputs;
