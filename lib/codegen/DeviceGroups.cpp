@@ -62,9 +62,13 @@ expandDeviceGroups(const HloInstruction &I,
   for (const auto &G : Groups) {
     for (int64_t Id : G)
       if (Id < 0 || Id >= Ids)
-        return hlo::InstructionError(I, "replica group id " + llvm::Twine(Id) +
-                                            " is out of range [0, " +
-                                            llvm::Twine(Ids) + ")");
+        return hlo::InstructionError(
+            I, "replica group id " + llvm::Twine(Id) + " is out of range [0, " +
+                   llvm::Twine(Ids) + "): the launch has no " +
+                   (M == Mode::CrossPartition ? "partition "
+                    : M == Mode::Flattened    ? "device "
+                                              : "replica ") +
+                   llvm::Twine(Id));
     switch (M) {
     case Mode::CrossReplica:
       for (int64_t Part = 0; Part < P; ++Part) {
@@ -105,8 +109,11 @@ getDevicePairs(const HloInstruction &I, LaunchSize L) {
   std::vector<std::pair<int64_t, int64_t>> Out;
   for (auto [S, T] : *Pairs)
     if (S < 0 || S >= Ids || T < 0 || T >= Ids)
-      return hlo::InstructionError(I, "source_target_pairs id out of range [0, " +
-                                          llvm::Twine(Ids) + ")");
+      return hlo::InstructionError(
+          I, "source_target_pairs id out of range [0, " + llvm::Twine(Ids) +
+                 "): the launch has no " +
+                 (CrossPartition ? "partition " : "replica ") +
+                 llvm::Twine(S < 0 || S >= Ids ? S : T));
   if (CrossPartition) {
     for (int64_t Rep = 0; Rep < R; ++Rep)
       for (auto [S, T] : *Pairs)

@@ -101,7 +101,7 @@ def first_error(text):
 def blocker_key(opcode, why):
     key = "%s (%s)" % (opcode, why)
     key = re.sub(r"'[^']*'", "'...'", key)
-    key = re.sub(r"id -?[0-9]+ is out of range \[0, [0-9]+\)", "id out of range", key)
+    key = re.sub(r"id -?[0-9]+ is out of range \[0, [0-9]+\)(: the launch has no \w+ -?[0-9]+)?", "id out of range", key)
     key = re.sub(r"start index [0-9]+", "start index", key)
     key = re.sub(r"[0-9]+ iterations", "N iterations", key)
     key = re.sub(r"group of [0-9]+ device", "group of N device", key)
