@@ -249,10 +249,7 @@ llvm::Expected<Val> DeviceLowering::lowerCollectiveMatmul(const HloInstruction &
       Mn->use_global_device_ids, /*HasGlobalAttribute=*/true, LS);
   if (!Groups)
     return notLowered(I, llvm::toString(Groups.takeError()));
-  std::vector<unsigned> Group;
-  for (const auto &G : *Groups)
-    if (llvm::is_contained(G, Device))
-      Group.assign(G.begin(), G.end());
+  std::vector<unsigned> Group = groupContaining(*Groups, Device);
   if (Group.empty())
     return notLowered(I, "the device is in no group of the gather");
   uint64_t n = Group.size();

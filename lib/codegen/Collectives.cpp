@@ -42,10 +42,7 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
       getDeviceGroups(I, LS);
   if (!Groups)
     return notLowered(I, llvm::toString(Groups.takeError()));
-  std::vector<unsigned> Group;
-  for (const auto &G : *Groups)
-    if (llvm::is_contained(G, Device))
-      Group.assign(G.begin(), G.end());
+  std::vector<unsigned> Group = groupContaining(*Groups, Device);
   if (Group.empty())
     return notLowered(I, "the device is in no replica group");
   uint64_t n = Group.size();

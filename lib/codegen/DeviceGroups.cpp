@@ -4,6 +4,8 @@
 #include "loom/hlo/ir/HloComputation.h"
 #include "loom/support/Error.h"
 
+#include "llvm/ADT/STLExtras.h"
+
 #include <numeric>
 
 namespace loom::codegen {
@@ -96,6 +98,15 @@ expandDeviceGroups(const HloInstruction &I,
     }
   }
   return Out;
+}
+
+std::vector<unsigned>
+groupContaining(const std::vector<std::vector<int64_t>> &Groups,
+                unsigned Device) {
+  for (const std::vector<int64_t> &G : Groups)
+    if (llvm::is_contained(G, int64_t(Device)))
+      return std::vector<unsigned>(G.begin(), G.end());
+  return {};
 }
 
 llvm::Expected<std::vector<std::pair<int64_t, int64_t>>>

@@ -37,6 +37,12 @@ expandDeviceGroups(const hlo::HloInstruction &I,
                    std::vector<std::vector<int64_t>> Groups, bool Channel,
                    bool Global, bool HasGlobalAttribute, LaunchSize L);
 
+/// The group of Groups that holds Device, as unsigned device ids; empty
+/// when none does.
+std::vector<unsigned>
+groupContaining(const std::vector<std::vector<int64_t>> &Groups,
+                unsigned Device);
+
 /// collective-permute's source_target_pairs as device pairs: the ids are
 /// replica ids without a channel_id (one set of pairs per partition) and
 /// partition ids with one (one set per replica).
