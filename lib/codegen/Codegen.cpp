@@ -18,13 +18,11 @@
 
 #include "DeviceLowering.h"
 
+#include "loom/hlo/ir/IdentityCustomCalls.h"
+
 namespace loom::codegen {
 
 namespace detail {
-
-bool isIdentityTarget(llvm::StringRef T) {
-  return llvm::is_contained(getIdentityCustomCallTargets(), T);
-}
 
 std::vector<int64_t> rowMajorStrides(llvm::ArrayRef<int64_t> Shape) {
   std::vector<int64_t> S(Shape.size(), 1);
@@ -223,8 +221,17 @@ DeviceLowering::lower(const HloInstruction &I,
   }
   case HloOpcode::kCustomCall: {
     std::string Target = hlo::GetCustomCallTarget(I);
-    if (isIdentityTarget(Target) && Ops.size() == 1)
+    if (hlo::IsIdentityCustomCallTarget(Target)) {
+      // A marker hands its operand on; values are kept logically (a layout
+      // is not an order in memory here), so only the type and dimensions
+      // must agree, as the interpreter requires.
+      if (Ops.size() != 1 ||
+          !I.operand(0)->shape().Compatible(I.shape()))
+        return notLowered(I, "custom-call target '" + Target +
+                                 "' is a value-preserving marker: it needs one "
+                                 "operand of its result's shape");
       return Ops[0];
+    }
     if (hlo::collective_matmul::IsCollectiveMatmul(I)) {
       if (llvm::Error E = arrayOps())
         return E;
@@ -406,17 +413,6 @@ llvm::Expected<LaunchDevice> DeviceLowering::run() {
 } // namespace detail
 
 using namespace detail;
-
-llvm::ArrayRef<llvm::StringRef> getIdentityCustomCallTargets() {
-  static const llvm::StringRef Targets[] = {
-      "Sharding",         "ShardBarrierFrom",
-      "ShardBarrierTo",   "SPMDFullToShardShape",
-      "SPMDShardToFullShape", "MoveToHost",
-      "MoveToDevice",     "PinToDevice",
-      "PinToDeviceSram",  "annotate_device_placement",
-      "xla.sdy.FuncResultSharding"};
-  return Targets;
-}
 
 llvm::Expected<Launch> lowerToLaunch(const hlo::HloModule &M,
                                      const CodegenOptions &Opts) {

@@ -42,7 +42,6 @@ using hlo::HloOpcode;
 using hlo::PrimitiveType;
 using hlo::Shape;
 
-bool isIdentityTarget(llvm::StringRef T);
 
 /// A value: an array in a DRAM buffer, a tuple, or a token (no data).
 struct Val {

@@ -27,13 +27,6 @@ std::unique_ptr<hlo::HloModule> parse(llvm::StringRef Text) {
   return M ? std::move(*M) : nullptr;
 }
 
-TEST(Codegen, IdentityTargetsAreTheInterpreters) {
-  for (llvm::StringRef T : codegen::getIdentityCustomCallTargets())
-    EXPECT_TRUE(hlo::IsIdentityCustomCallTarget(T)) << T.str();
-  EXPECT_FALSE(hlo::IsIdentityCustomCallTarget("AwsNeuronCollectiveMatmul"));
-}
-
-
 TEST(Codegen, DevicesAndBindings) {
   auto M = parse(R"(HloModule copy, replica_count=2, num_partitions=3
 

@@ -34,11 +34,6 @@ struct CodegenOptions {
 llvm::Expected<bir::Launch> lowerToLaunch(const hlo::HloModule &M,
                                           const CodegenOptions &Opts);
 
-/// The custom-call targets lowered as identities: those the interpreter
-/// runs as value-preserving markers (loom::hlo::IsIdentityCustomCallTarget,
-/// the home of the list; a unit test checks that each one is there).
-llvm::ArrayRef<llvm::StringRef> getIdentityCustomCallTargets();
-
 /// Whether lowering I (a dot, or an AwsNeuronCollectiveMatmul) at lnc_size
 /// Lnc splits its contraction between the cores, which then add their
 /// partial sums in another order than the interpreter's k upwards

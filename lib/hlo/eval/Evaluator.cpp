@@ -517,15 +517,6 @@ llvm::Error ExpectOperands(const HloInstruction &inst, const Operands &ops, size
 
 } // namespace
 
-bool IsIdentityCustomCallTarget(llvm::StringRef target) {
-  static const llvm::StringRef kIdentities[] = {
-      "Sharding",         "ShardBarrierFrom",     "ShardBarrierTo",
-      "SPMDFullToShardShape", "SPMDShardToFullShape", "MoveToHost",
-      "MoveToDevice",     "PinToDevice",          "PinToDeviceSram",
-      "annotate_device_placement", "xla.sdy.FuncResultSharding"};
-  return llvm::is_contained(kIdentities, target);
-}
-
 llvm::Expected<DeviceValues> Evaluator::Compute(const HloInstruction &inst, Operands &ops,
                                                 llvm::ArrayRef<int64_t> devices) {
   const size_t n = devices.size();

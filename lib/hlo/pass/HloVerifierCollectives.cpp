@@ -52,11 +52,6 @@ private:
 } // namespace
 
 std::optional<int64_t> ComputationVerifier::CollectiveGroupSize(bool uniform_groups) {
-  // XLA's mesh-axes form (`mesh['x'=2,'y'=2] {'y'}`) names the groups by
-  // mesh axes; it is not decoded, so its size is unknown.
-  const auto *text = inst_->FindAttribute("replica_groups");
-  if (text && llvm::StringRef(*text).ltrim().startswith("mesh"))
-    return std::nullopt;
   auto groups = GetReplicaGroups(*inst_);
   if (!groups) {
     FailAccessor(groups.takeError());

@@ -10,6 +10,7 @@
 #ifndef LOOM_HLO_EVAL_INTERPRETER_H
 #define LOOM_HLO_EVAL_INTERPRETER_H
 
+#include "loom/hlo/ir/IdentityCustomCalls.h"
 #include "loom/hlo/eval/Literal.h"
 #include "loom/hlo/ir/HloModule.h"
 
@@ -86,15 +87,7 @@ llvm::Expected<std::vector<Literal>>
 RunSpmd(const HloModule &module, const std::vector<std::vector<Literal>> &args,
         const EvalOptions &options, EvalStats *stats);
 
-/// Custom-call targets that XLA's SPMD partitioner, sharding propagation and
-/// host offloading leave in dumps as value-preserving markers: `Sharding`,
-/// `ShardBarrierFrom`, `ShardBarrierTo`, `SPMDFullToShardShape` and
-/// `SPMDShardToFullShape` (in a module before partitioning both keep the
-/// full shape), `MoveToHost`, `MoveToDevice`, `PinToDevice`,
-/// `PinToDeviceSram`, `annotate_device_placement`,
-/// `xla.sdy.FuncResultSharding`. The interpreter runs them as identities;
-/// one whose operand and result shapes differ is refused.
-bool IsIdentityCustomCallTarget(llvm::StringRef target);
+// IsIdentityCustomCallTarget: loom/hlo/ir/IdentityCustomCalls.h.
 
 } // namespace loom::hlo
 
