@@ -42,6 +42,8 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <deque>
+
 #include <iterator>
 #include <optional>
 #include <string>
@@ -60,7 +62,9 @@ struct Plan {
   HloInstruction *ag = nullptr;
   int64_t ag_operand_index = 0;
   HloInstruction *local_weight = nullptr; // ag->operand(ag_operand_index)
-  Shape gathered_shape;                   // that operand's all-gather result
+  /// That operand's all-gather result: the all-gather's shape or one of its
+  /// elements (the all-gather outlives the plan: the dot reads it).
+  const Shape *gathered_shape = nullptr;
   DotDimensionNumbers dnums;
   int64_t ag_dimension = 0;
   std::vector<std::vector<int64_t>> groups; // expanded
@@ -462,12 +466,12 @@ Reason CheckWeightShapes(Plan &plan) {
   if (ag.shape().IsTuple()) {
     if (index >= ag.shape().tuple_shapes_size())
       return "all-gather " + Ref(&ag) + " has no result element " + std::to_string(index);
-    plan.gathered_shape = ag.shape().tuple_shapes(index);
+    plan.gathered_shape = &ag.shape().tuple_shapes(index);
   } else {
-    plan.gathered_shape = ag.shape();
+    plan.gathered_shape = &ag.shape();
   }
   const Shape &local = plan.local_weight->shape();
-  const Shape &gathered = plan.gathered_shape;
+  const Shape &gathered = *plan.gathered_shape;
   const Shape &seen = plan.WeightOperandShape();
   if (!local.IsArray() || !gathered.IsArray() || !seen.IsArray() || !local.is_static() ||
       !gathered.is_static() || !seen.is_static())
@@ -488,10 +492,10 @@ Reason CheckWeightShapes(Plan &plan) {
 int64_t ShardCount(const Plan &plan) {
   const Shape &local = plan.local_weight->shape();
   if (plan.ag_dimension < 0 || plan.ag_dimension >= local.rank() ||
-      plan.ag_dimension >= plan.gathered_shape.rank())
+      plan.ag_dimension >= plan.gathered_shape->rank())
     return 1;
   int64_t shard = local.dimensions()[plan.ag_dimension];
-  return shard > 0 ? plan.gathered_shape.dimensions()[plan.ag_dimension] / shard : 1;
+  return shard > 0 ? plan.gathered_shape->dimensions()[plan.ag_dimension] / shard : 1;
 }
 
 /// Step 8: expands the replica groups and checks that tp_degree/num_groups
@@ -535,10 +539,10 @@ Reason ResolveReplicaGroups(const CollectiveMatmulOptions &options, Plan &plan) 
   const Shape &local = plan.local_weight->shape();
   const int64_t d = plan.ag_dimension;
   int64_t gathered_size;
-  if (d < 0 || d >= local.rank() || d >= plan.gathered_shape.rank() ||
+  if (d < 0 || d >= local.rank() || d >= plan.gathered_shape->rank() ||
       __builtin_mul_overflow(local.dimensions(d), group, &gathered_size) ||
-      gathered_size != plan.gathered_shape.dimensions(d))
-    return "the all-gather makes " + plan.gathered_shape.ToString(false) + " from " +
+      gathered_size != plan.gathered_shape->dimensions(d))
+    return "the all-gather makes " + plan.gathered_shape->ToString(false) + " from " +
            local.ToString(false) + ", not dimension " + std::to_string(d) +
            " multiplied by its group size " + std::to_string(group);
   if (!options.compat && !AreContiguous(plan.groups))
@@ -629,7 +633,7 @@ std::vector<std::pair<std::string, std::string>> FrontendAttributes(Plan &plan) 
   loom.channel_id = plan.channel_id;
   loom.use_global_device_ids = plan.use_global_device_ids;
   loom.local_weight_shape = plan.local_weight->shape();
-  loom.gathered_weight_shape = std::move(plan.gathered_shape);
+  loom.gathered_weight_shape = *plan.gathered_shape;
   loom.weight_operand_shape = plan.WeightOperandShape();
   std::vector<std::pair<std::string, std::string>> encoded =
       collective_matmul::EncodeLoomAttributes(loom);
@@ -677,9 +681,11 @@ bool PlanIsIntact(const HloInstruction *dot, const Plan &plan) {
 struct NeuronLoopedEinsumReplacer::State {
   /// Plans of the matches of the computation being rewritten: `plans` holds
   /// every analysis made in it (reused from one computation to the next),
-  /// `plan_index` the one that stands for each match.
+  /// `plan_index` the one that stands for each match. A deque: a module
+  /// has tens of thousands of matches, and a vector would copy every plan
+  /// each time it grows (a Shape's move may throw, so vector copies).
   const HloComputation *computation = nullptr;
-  std::vector<Analysis> plans;
+  std::deque<Analysis> plans;
   llvm::SmallDenseMap<const HloInstruction *, uint32_t, 8> plan_index;
   std::unique_ptr<WeightProvenance> provenance;
   /// An expansion happened since the provenance answers were computed.
@@ -749,7 +755,8 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
   if (it == state_->plan_index.end())
     return makeError("neuron_looped_einsum_replacer: '" + dot->name() +
                      "' was expanded without a match");
-  Plan plan = std::move(state_->plans[it->second].plan);
+  const uint32_t index = it->second;
+  Plan &plan = state_->plans[index].plan;
   state_->plan_index.erase(it);
   state_->provenance_stale = true;
   HloComputation *computation = dot->parent();
@@ -794,6 +801,8 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
                      (plan.merged ? ", merged " + plan.merged_from : std::string()) +
                      ", weight=" + SideName(plan.weight_side) +
                      (plan.proof.empty() ? std::string() : " via " + plan.proof) + ")");
+  // Spent: its memory goes back while the other matches are expanded.
+  state_->plans[index] = Analysis();
   return result;
 }
 
