@@ -289,10 +289,15 @@ OpExpanderPass::ExpandMatches(HloComputation *comp,
                               llvm::ArrayRef<HloInstruction *> candidates) {
   // Collect before mutating: expansions add instructions and remove dead
   // chains, which must not disturb the walk.
-  llvm::SmallVector<HloInstruction *, 8> matches;
+  // Each match with its text-order slot, read while it is alive.
+  struct Match {
+    HloInstruction *inst;
+    size_t slot;
+  };
+  llvm::SmallVector<Match, 8> matches;
   for (HloInstruction *inst : candidates)
     if (InstructionMatchesPattern(inst))
-      matches.push_back(inst);
+      matches.push_back({inst, inst->text_order_slot()});
   if (matches.empty())
     return false;
   bool changed = false;
@@ -300,13 +305,15 @@ OpExpanderPass::ExpandMatches(HloComputation *comp,
   // order, PlaceNewInstructions moves it to where the printer would put it.
   const size_t first_new = comp->slot_count();
   bool place = comp->TextOrderIsPostOrder();
-  // Matches not expanded yet. An instruction removed with an earlier
-  // match's dead chain leaves this set before it is destroyed, so no
-  // pointer to freed memory is ever followed.
-  llvm::SmallPtrSet<HloInstruction *, 8> pending(matches.begin(), matches.end());
-  for (HloInstruction *inst : matches) {
-    if (!pending.erase(inst))
+  // A match removed with an earlier match's dead chain left its slot empty:
+  // expansions only append, and a slot once emptied stays so until the
+  // placement below, so the slot says whether the match is still there
+  // without following a pointer to freed memory (no set of pending matches
+  // to hash tens of thousands of pointers into).
+  for (const Match &match : matches) {
+    if (comp->instruction_in_slot(match.slot) != match.inst)
       continue;
+    HloInstruction *inst = match.inst;
     // An earlier expansion may have rewired its operands.
     if (!InstructionMatchesPattern(inst))
       continue;
@@ -344,8 +351,7 @@ OpExpanderPass::ExpandMatches(HloComputation *comp,
           place = false;
     if (llvm::Error err = inst->ReplaceAllUsesWith(with))
       return makeError("pass '" + name() + "': " + llvm::toString(std::move(err)));
-    comp->RemoveInstructionAndUnusedOperands(
-        inst, [&](HloInstruction *removed) { pending.erase(removed); });
+    comp->RemoveInstructionAndUnusedOperands(inst);
     changed = true;
   }
   if (place && comp->slot_count() > first_new)
