@@ -199,8 +199,11 @@ llvm::Expected<bool> OpExpanderPass::RunOnComputations(HloModule &module) {
     }
     c.callee_count = static_cast<uint32_t>(scan.callees.size()) - c.first_callee;
     c.candidate_count = static_cast<uint32_t>(scan.candidates.size()) - c.first_candidate;
-    // While the computation is still in the cache.
-    if (c.candidate_count > 1)
+    // While the computation is still in the cache. A text order that is a
+    // post order (a parsed module's, known without a walk) has them in
+    // post order already: no post order of a million instructions to
+    // filter through a set of the candidates.
+    if (c.candidate_count > 1 && !comp->TextOrderIsPostOrder())
       SortIntoPostOrder(*comp, llvm::MutableArrayRef<HloInstruction *>(scan.candidates)
                                    .slice(c.first_candidate, c.candidate_count));
     scan.computations.push_back(c);
