@@ -17,6 +17,8 @@
 #ifndef LOOM_BENCH_HLOMODULEGENERATOR_H
 #define LOOM_BENCH_HLOMODULEGENERATOR_H
 
+#include "HloDumpStyleWriter.h"
+
 #include <cstdint>
 #include <string>
 #include <vector>
@@ -35,11 +37,10 @@ struct HloGeneratorOptions {
 
 namespace detail {
 
-class HloTextWriter {
+class HloTextWriter : DumpStyleWriter {
 public:
-  explicit HloTextWriter(const HloGeneratorOptions &options) : options_(options) {
-    state_ = options.seed * 0x9E3779B97F4A7C15ull + 1;
-  }
+  explicit HloTextWriter(const HloGeneratorOptions &options)
+      : DumpStyleWriter(options.seed), options_(options) {}
 
   std::string Write() {
     out_.reserve(static_cast<size_t>(options_.instructions) * 224 + 4096);
@@ -113,19 +114,6 @@ private:
   static constexpr const char *kCube = "f32[128,16,16]{2,1,0}";
   static constexpr const char *kCubeBf = "bf16[128,16,16]{2,1,0}";
 
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  std::string Name(const char *prefix) { return std::string(prefix) + "." + std::to_string(++id_); }
-  std::string Metadata(const char *op) {
-    return ", metadata={op_name=\"jit(train_step)/layer_" +
-           std::to_string(layer_) + "/" + op +
-           "\" source_file=\"/src/model.py\" source_line=" +
-           std::to_string(100 + Next() % 900) + "}";
-  }
   static std::string OperandSeparator(int64_t i) {
     if (i == 0)
       return "";
@@ -269,13 +257,9 @@ private:
   }
 
   HloGeneratorOptions options_;
-  uint64_t state_;
   std::string out_;
   std::vector<std::string> recent_;
-  int64_t id_ = 0;
   int64_t written_ = 0;
-  int64_t layer_ = 0;
-  int64_t channel_ = 0;
 };
 
 } // namespace detail

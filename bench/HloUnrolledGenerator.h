@@ -18,6 +18,8 @@
 #ifndef LOOM_BENCH_HLOUNROLLEDGENERATOR_H
 #define LOOM_BENCH_HLOUNROLLEDGENERATOR_H
 
+#include "HloDumpStyleWriter.h"
+
 #include <cstdint>
 #include <string>
 
@@ -25,10 +27,10 @@ namespace loom::hlo::bench {
 
 namespace detail {
 
-class UnrolledTextWriter {
+class UnrolledTextWriter : DumpStyleWriter {
 public:
   UnrolledTextWriter(int64_t instructions, uint64_t seed)
-      : instructions_(instructions), state_(seed * 0x9E3779B97F4A7C15ull + 1) {}
+      : DumpStyleWriter(seed), instructions_(instructions) {}
 
   std::string Write() {
     // Per layer: a weight parameter, kLayerBody instructions; plus the
@@ -75,18 +77,6 @@ private:
   static constexpr const char *kFull = "bf16[256,16,16]{2,1,0}";
   static constexpr const char *kMatrix = "bf16[256,256]{1,0}";
 
-  uint64_t Next() {
-    uint64_t z = (state_ += 0x9E3779B97F4A7C15ull);
-    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-    z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-    return z ^ (z >> 31);
-  }
-  std::string Name(const char *prefix) { return std::string(prefix) + "." + std::to_string(++id_); }
-  std::string Metadata(const char *op) {
-    return ", metadata={op_name=\"jit(train_step)/layer_" + std::to_string(layer_) + "/" + op +
-           "\" source_file=\"/src/model.py\" source_line=" + std::to_string(100 + Next() % 900) +
-           "}";
-  }
   static void Line(std::string &to, const std::string &name, const char *shape,
                    const std::string &rhs, const std::string &attributes) {
     to += "  %" + name + " = " + shape + " " + rhs + attributes + "\n";
@@ -155,10 +145,6 @@ private:
   }
 
   int64_t instructions_;
-  uint64_t state_;
-  int64_t id_ = 0;
-  int64_t layer_ = 0;
-  int64_t channel_ = 0;
 };
 
 } // namespace detail

@@ -173,13 +173,57 @@ bool HloComputation::RemoveDeadInstructions() {
   return !dead.empty();
 }
 
-std::vector<HloInstruction *> HloComputation::MakeInstructionPostOrder() const {
-  std::vector<HloInstruction *> order;
-  order.reserve(live_count_);
-  // Parsed modules list operands before users: when every operand and
-  // control predecessor is local and comes earlier in the text, the walk
-  // below would return the text order itself. Checking that costs no
-  // hashing, and the answer is kept until an edit may change it.
+void HloComputation::MoveInstructions(llvm::ArrayRef<Placement> placements) {
+  if (placements.empty())
+    return;
+  const size_t n = order_.size();
+  auto slot_before = [n](const Placement &p) {
+    return p.before ? static_cast<size_t>(p.before->order_index_) : n;
+  };
+  // Everything before the first slot that changes stays where it is.
+  size_t first = n;
+  for (const Placement &p : placements) {
+    assert(p.instruction->parent_ == this && (!p.before || p.before->parent_ == this) &&
+           "a placement outside the computation");
+    first = std::min({first, slot_before(p), static_cast<size_t>(p.instruction->order_index_)});
+  }
+  // Placement indices by the slot they go before, stable.
+  std::vector<uint32_t> by_slot(placements.size());
+  for (uint32_t i = 0; i < by_slot.size(); ++i)
+    by_slot[i] = i;
+  std::stable_sort(by_slot.begin(), by_slot.end(), [&](uint32_t a, uint32_t b) {
+    return slot_before(placements[a]) < slot_before(placements[b]);
+  });
+  std::vector<uint8_t> moving(n - first, 0);
+  for (const Placement &p : placements)
+    moving[p.instruction->order_index_ - first] = 1;
+  std::vector<std::unique_ptr<HloInstruction>> region;
+  region.reserve(n - first);
+  size_t k = 0;
+  // Slots are read before any is renumbered: order_index_ still names the
+  // old slot of every instruction until the end.
+  auto place = [&](size_t at) {
+    for (; k < by_slot.size() && slot_before(placements[by_slot[k]]) == at; ++k) {
+      HloInstruction *inst = placements[by_slot[k]].instruction;
+      assert(order_[inst->order_index_] && "an instruction placed twice");
+      region.push_back(std::move(order_[inst->order_index_]));
+    }
+  };
+  for (size_t s = first; s < n; ++s) {
+    place(s);
+    if (!moving[s - first] && order_[s])
+      region.push_back(std::move(order_[s]));
+  }
+  place(n);
+  order_.resize(first);
+  for (std::unique_ptr<HloInstruction> &owned : region) {
+    owned->order_index_ = static_cast<uint32_t>(order_.size());
+    order_.push_back(std::move(owned));
+  }
+  ForgetPostOrder();
+}
+
+bool HloComputation::TextOrderIsPostOrder() const {
   if (text_order_is_post_order_ == kUnknown) {
     bool post = true;
     for (const std::unique_ptr<HloInstruction> &owned : order_) {
@@ -198,7 +242,17 @@ std::vector<HloInstruction *> HloComputation::MakeInstructionPostOrder() const {
     }
     text_order_is_post_order_ = post ? kYes : kNo;
   }
-  if (text_order_is_post_order_ == kYes) {
+  return text_order_is_post_order_ == kYes;
+}
+
+std::vector<HloInstruction *> HloComputation::MakeInstructionPostOrder() const {
+  std::vector<HloInstruction *> order;
+  order.reserve(live_count_);
+  // Parsed modules list operands before users: when every operand and
+  // control predecessor is local and comes earlier in the text, the walk
+  // below would return the text order itself. Checking that costs no
+  // hashing, and the answer is kept until an edit may change it.
+  if (TextOrderIsPostOrder()) {
     for (HloInstruction *inst : instructions())
       order.push_back(inst);
     return order;

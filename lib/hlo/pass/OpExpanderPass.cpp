@@ -9,6 +9,7 @@
 #include "llvm/ADT/SmallPtrSet.h"
 #include "llvm/ADT/SmallVector.h"
 
+#include <algorithm>
 #include <cstdint>
 #include <vector>
 
@@ -71,6 +72,94 @@ struct ModuleScan {
   }
 };
 
+/// Puts the instructions the expansions added to `comp` (slots from
+/// `first_new` on, appended at the end) where the printer's depth-first post
+/// order of the text order would print them: before the first instruction
+/// in text order that reads them, the ones reached from it in the walk's
+/// order; those nothing earlier reads stay at the end, in that order. The
+/// text order is then a post order again (the verifier and the printer take
+/// their fast paths) and the printed module is the one printed before the
+/// move. The caller knows that the other instructions are in post order;
+/// anything this walk cannot place exactly (a control edge, an operand
+/// outside the computation or later than the instruction that pulls it in)
+/// leaves everything at the end, where the printer's walk still puts it
+/// right.
+void PlaceNewInstructions(HloComputation &comp, size_t first_new) {
+  const size_t end = comp.slot_count();
+  auto is_new = [&](const HloInstruction *i) { return i->text_order_slot() >= first_new; };
+  std::vector<HloInstruction *> anchors;
+  for (size_t s = first_new; s < end; ++s) {
+    const HloInstruction *inst = comp.instruction_in_slot(s);
+    if (!inst)
+      continue;
+    if (!inst->control_predecessors().empty() || !inst->control_successors().empty())
+      return;
+    for (HloInstruction *user : inst->users()) {
+      if (user->parent() != &comp)
+        return;
+      if (!is_new(user))
+        anchors.push_back(user);
+    }
+  }
+  llvm::sort(anchors, [](const HloInstruction *a, const HloInstruction *b) {
+    return a->text_order_slot() < b->text_order_slot();
+  });
+  anchors.erase(std::unique(anchors.begin(), anchors.end()), anchors.end());
+
+  std::vector<uint8_t> placed(end - first_new, 0);
+  std::vector<HloComputation::Placement> placements;
+  struct Frame {
+    HloInstruction *inst;
+    size_t next;
+  };
+  llvm::SmallVector<Frame, 8> stack;
+  // The walk from `start` (new, not placed) through new operands, in
+  // operand order, as the printer's walk from `anchor` meets them. False:
+  // the walk would leave the new instructions.
+  auto place_from = [&](HloInstruction *start, const HloInstruction *anchor) {
+    placed[start->text_order_slot() - first_new] = 1;
+    stack.push_back({start, 0});
+    while (!stack.empty()) {
+      Frame &f = stack.back();
+      if (f.next == f.inst->operands().size()) {
+        placements.push_back({f.inst, anchor});
+        stack.pop_back();
+        continue;
+      }
+      HloInstruction *op = f.inst->operands()[f.next++];
+      if (op->parent() != &comp)
+        return false;
+      if (!is_new(op)) {
+        // An operand still ahead of the anchor would be pulled up with it.
+        if (anchor && op->text_order_slot() >= anchor->text_order_slot())
+          return false;
+        continue;
+      }
+      uint8_t &mark = placed[op->text_order_slot() - first_new];
+      if (!mark) {
+        mark = 1;
+        stack.push_back({op, 0});
+      }
+    }
+    return true;
+  };
+  for (HloInstruction *anchor : anchors)
+    for (HloInstruction *op : anchor->operands())
+      if (op->parent() == &comp && is_new(op) && !placed[op->text_order_slot() - first_new] &&
+          !place_from(op, anchor))
+        return;
+  for (size_t s = first_new; s < end; ++s) {
+    const HloInstruction *inst = comp.instruction_in_slot(s);
+    if (inst && !placed[s - first_new]) {
+      // The slot's instruction, writable: a user of nothing earlier.
+      HloInstruction *tail = const_cast<HloInstruction *>(inst);
+      if (!place_from(tail, nullptr))
+        return;
+    }
+  }
+  comp.MoveInstructions(placements);
+}
+
 } // namespace
 
 llvm::Expected<bool> OpExpanderPass::Run(HloModule &module) {
@@ -110,8 +199,11 @@ llvm::Expected<bool> OpExpanderPass::RunOnComputations(HloModule &module) {
     }
     c.callee_count = static_cast<uint32_t>(scan.callees.size()) - c.first_callee;
     c.candidate_count = static_cast<uint32_t>(scan.candidates.size()) - c.first_candidate;
-    // While the computation is still in the cache.
-    if (c.candidate_count > 1)
+    // While the computation is still in the cache. A text order that is a
+    // post order (a parsed module's, known without a walk) has them in
+    // post order already: no post order of a million instructions to
+    // filter through a set of the candidates.
+    if (c.candidate_count > 1 && !comp->TextOrderIsPostOrder())
       SortIntoPostOrder(*comp, llvm::MutableArrayRef<HloInstruction *>(scan.candidates)
                                    .slice(c.first_candidate, c.candidate_count));
     scan.computations.push_back(c);
@@ -200,20 +292,31 @@ OpExpanderPass::ExpandMatches(HloComputation *comp,
                               llvm::ArrayRef<HloInstruction *> candidates) {
   // Collect before mutating: expansions add instructions and remove dead
   // chains, which must not disturb the walk.
-  llvm::SmallVector<HloInstruction *, 8> matches;
+  // Each match with its text-order slot, read while it is alive.
+  struct Match {
+    HloInstruction *inst;
+    size_t slot;
+  };
+  llvm::SmallVector<Match, 8> matches;
   for (HloInstruction *inst : candidates)
     if (InstructionMatchesPattern(inst))
-      matches.push_back(inst);
+      matches.push_back({inst, inst->text_order_slot()});
   if (matches.empty())
     return false;
   bool changed = false;
-  // Matches not expanded yet. An instruction removed with an earlier
-  // match's dead chain leaves this set before it is destroyed, so no
-  // pointer to freed memory is ever followed.
-  llvm::SmallPtrSet<HloInstruction *, 8> pending(matches.begin(), matches.end());
-  for (HloInstruction *inst : matches) {
-    if (!pending.erase(inst))
+  // The expansions append what they add; when the computation is in post
+  // order, PlaceNewInstructions moves it to where the printer would put it.
+  const size_t first_new = comp->slot_count();
+  bool place = comp->TextOrderIsPostOrder();
+  // A match removed with an earlier match's dead chain left its slot empty:
+  // expansions only append, and a slot once emptied stays so until the
+  // placement below, so the slot says whether the match is still there
+  // without following a pointer to freed memory (no set of pending matches
+  // to hash tens of thousands of pointers into).
+  for (const Match &match : matches) {
+    if (comp->instruction_in_slot(match.slot) != match.inst)
       continue;
+    HloInstruction *inst = match.inst;
     // An earlier expansion may have rewired its operands.
     if (!InstructionMatchesPattern(inst))
       continue;
@@ -238,14 +341,24 @@ OpExpanderPass::ExpandMatches(HloComputation *comp,
     if (llvm::is_contained(with->operands(), inst))
       return makeError("pass '" + name() + "' replaced '" + inst->name() + "' with '" +
                        with->name() + "', which uses it");
-    if (!inst->control_predecessors().empty() || !inst->control_successors().empty())
+    if (!inst->control_predecessors().empty() || !inst->control_successors().empty()) {
       MoveControlDependencies(inst, with);
+      place = false;
+    }
+    // An existing replacement must come before every user it takes over
+    // for the text order to stay a post order.
+    if (place && with->text_order_slot() < first_new)
+      for (const HloInstruction *user : inst->users())
+        if (user->parent() != comp || (user->text_order_slot() < first_new &&
+                                           user->text_order_slot() <= with->text_order_slot()))
+          place = false;
     if (llvm::Error err = inst->ReplaceAllUsesWith(with))
       return makeError("pass '" + name() + "': " + llvm::toString(std::move(err)));
-    comp->RemoveInstructionAndUnusedOperands(
-        inst, [&](HloInstruction *removed) { pending.erase(removed); });
+    comp->RemoveInstructionAndUnusedOperands(inst);
     changed = true;
   }
+  if (place && comp->slot_count() > first_new)
+    PlaceNewInstructions(*comp, first_new);
   return changed;
 }
 

@@ -42,7 +42,10 @@
 
 #include "llvm/ADT/DenseMap.h"
 
+#include <deque>
+
 #include <iterator>
+#include <memory>
 #include <optional>
 #include <string>
 #include <utility>
@@ -60,7 +63,9 @@ struct Plan {
   HloInstruction *ag = nullptr;
   int64_t ag_operand_index = 0;
   HloInstruction *local_weight = nullptr; // ag->operand(ag_operand_index)
-  Shape gathered_shape;                   // that operand's all-gather result
+  /// That operand's all-gather result: the all-gather's shape or one of its
+  /// elements (the all-gather outlives the plan: the dot reads it).
+  const Shape *gathered_shape = nullptr;
   DotDimensionNumbers dnums;
   int64_t ag_dimension = 0;
   std::vector<std::vector<int64_t>> groups; // expanded
@@ -76,14 +81,18 @@ struct Plan {
   std::string proof;
   /// The contracting dimensions were merged into one: dnums is the merged
   /// form, the operands are read as these shapes (the activation through a
-  /// reshape the rewrite adds), and merged_from names the original lists.
-  bool merged = false;
-  Shape merged_weight_shape, merged_activation_shape;
-  std::string merged_from;
+  /// reshape the rewrite adds), and `from` names the original lists. Out of
+  /// line: a module has tens of thousands of plans alive at once, and
+  /// merging is rare.
+  struct Merged {
+    Shape weight, activation;
+    std::string from;
+  };
+  std::unique_ptr<Merged> merged;
 
   /// The weight operand's shape as the custom-call's dot reads it.
   const Shape &WeightOperandShape() const {
-    return merged ? merged_weight_shape : weight_operand->shape();
+    return merged ? merged->weight : weight_operand->shape();
   }
 
   std::string BackendConfig() const {
@@ -432,7 +441,8 @@ Reason MergeContraction(Plan &plan) {
   const int64_t rhs_first = d.rhs_contracting_dimensions.front();
   Shape lhs_shape = MergeDimensions(lhs->shape(), lhs_first, count);
   Shape rhs_shape = MergeDimensions(rhs->shape(), rhs_first, count);
-  plan.merged_from = "lhs_contracting_dims=" + FormatIntList(d.lhs_contracting_dimensions) +
+  auto merged = std::make_unique<Plan::Merged>();
+  merged->from = "lhs_contracting_dims=" + FormatIntList(d.lhs_contracting_dimensions) +
                      " rhs_contracting_dims=" + FormatIntList(d.rhs_contracting_dimensions);
   auto shift = [count](std::vector<int64_t> &dims, int64_t first) {
     for (int64_t &b : dims)
@@ -443,9 +453,9 @@ Reason MergeContraction(Plan &plan) {
   shift(d.rhs_batch_dimensions, rhs_first);
   d.lhs_contracting_dimensions = {lhs_first};
   d.rhs_contracting_dimensions = {rhs_first};
-  plan.merged = true;
-  plan.merged_weight_shape = plan.weight_side == 0 ? lhs_shape : rhs_shape;
-  plan.merged_activation_shape = plan.weight_side == 0 ? rhs_shape : lhs_shape;
+  merged->weight = plan.weight_side == 0 ? lhs_shape : rhs_shape;
+  merged->activation = plan.weight_side == 0 ? rhs_shape : lhs_shape;
+  plan.merged = std::move(merged);
   return std::nullopt;
 }
 
@@ -462,12 +472,12 @@ Reason CheckWeightShapes(Plan &plan) {
   if (ag.shape().IsTuple()) {
     if (index >= ag.shape().tuple_shapes_size())
       return "all-gather " + Ref(&ag) + " has no result element " + std::to_string(index);
-    plan.gathered_shape = ag.shape().tuple_shapes(index);
+    plan.gathered_shape = &ag.shape().tuple_shapes(index);
   } else {
-    plan.gathered_shape = ag.shape();
+    plan.gathered_shape = &ag.shape();
   }
   const Shape &local = plan.local_weight->shape();
-  const Shape &gathered = plan.gathered_shape;
+  const Shape &gathered = *plan.gathered_shape;
   const Shape &seen = plan.WeightOperandShape();
   if (!local.IsArray() || !gathered.IsArray() || !seen.IsArray() || !local.is_static() ||
       !gathered.is_static() || !seen.is_static())
@@ -488,10 +498,10 @@ Reason CheckWeightShapes(Plan &plan) {
 int64_t ShardCount(const Plan &plan) {
   const Shape &local = plan.local_weight->shape();
   if (plan.ag_dimension < 0 || plan.ag_dimension >= local.rank() ||
-      plan.ag_dimension >= plan.gathered_shape.rank())
+      plan.ag_dimension >= plan.gathered_shape->rank())
     return 1;
   int64_t shard = local.dimensions()[plan.ag_dimension];
-  return shard > 0 ? plan.gathered_shape.dimensions()[plan.ag_dimension] / shard : 1;
+  return shard > 0 ? plan.gathered_shape->dimensions()[plan.ag_dimension] / shard : 1;
 }
 
 /// Step 8: expands the replica groups and checks that tp_degree/num_groups
@@ -535,10 +545,10 @@ Reason ResolveReplicaGroups(const CollectiveMatmulOptions &options, Plan &plan) 
   const Shape &local = plan.local_weight->shape();
   const int64_t d = plan.ag_dimension;
   int64_t gathered_size;
-  if (d < 0 || d >= local.rank() || d >= plan.gathered_shape.rank() ||
+  if (d < 0 || d >= local.rank() || d >= plan.gathered_shape->rank() ||
       __builtin_mul_overflow(local.dimensions(d), group, &gathered_size) ||
-      gathered_size != plan.gathered_shape.dimensions(d))
-    return "the all-gather makes " + plan.gathered_shape.ToString(false) + " from " +
+      gathered_size != plan.gathered_shape->dimensions(d))
+    return "the all-gather makes " + plan.gathered_shape->ToString(false) + " from " +
            local.ToString(false) + ", not dimension " + std::to_string(d) +
            " multiplied by its group size " + std::to_string(group);
   if (!options.compat && !AreContiguous(plan.groups))
@@ -629,7 +639,7 @@ std::vector<std::pair<std::string, std::string>> FrontendAttributes(Plan &plan) 
   loom.channel_id = plan.channel_id;
   loom.use_global_device_ids = plan.use_global_device_ids;
   loom.local_weight_shape = plan.local_weight->shape();
-  loom.gathered_weight_shape = std::move(plan.gathered_shape);
+  loom.gathered_weight_shape = *plan.gathered_shape;
   loom.weight_operand_shape = plan.WeightOperandShape();
   std::vector<std::pair<std::string, std::string>> encoded =
       collective_matmul::EncodeLoomAttributes(loom);
@@ -676,10 +686,12 @@ bool PlanIsIntact(const HloInstruction *dot, const Plan &plan) {
 
 struct NeuronLoopedEinsumReplacer::State {
   /// Plans of the matches of the computation being rewritten: `plans` holds
-  /// every analysis made in it (reused from one computation to the next),
-  /// `plan_index` the one that stands for each match.
+  /// the plan of every match made in it (reused from one computation to
+  /// the next), `plan_index` the one that stands for each match. A deque: a
+  /// module has tens of thousands of matches, and a plan stays where it is
+  /// while more are added.
   const HloComputation *computation = nullptr;
-  std::vector<Analysis> plans;
+  std::deque<Plan> plans;
   llvm::SmallDenseMap<const HloInstruction *, uint32_t, 8> plan_index;
   std::unique_ptr<WeightProvenance> provenance;
   /// An expansion happened since the provenance answers were computed.
@@ -723,7 +735,7 @@ bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction *inst)
   }
   // The driver asks again right before expanding: an intact plan stands.
   if (auto it = state.plan_index.find(inst); it != state.plan_index.end()) {
-    if (PlanIsIntact(inst, state.plans[it->second].plan))
+    if (PlanIsIntact(inst, state.plans[it->second]))
       return true;
     state.plan_index.erase(it);
     state.provenance_stale = true;
@@ -739,7 +751,7 @@ bool NeuronLoopedEinsumReplacer::InstructionMatchesPattern(HloInstruction *inst)
   if (analysis.kind != Analysis::kFuse)
     return false;
   state.plan_index[inst] = static_cast<uint32_t>(state.plans.size());
-  state.plans.push_back(std::move(analysis));
+  state.plans.push_back(std::move(analysis.plan));
   return true;
 }
 
@@ -749,7 +761,8 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
   if (it == state_->plan_index.end())
     return makeError("neuron_looped_einsum_replacer: '" + dot->name() +
                      "' was expanded without a match");
-  Plan plan = std::move(state_->plans[it->second].plan);
+  const uint32_t index = it->second;
+  Plan &plan = state_->plans[index];
   state_->plan_index.erase(it);
   state_->provenance_stale = true;
   HloComputation *computation = dot->parent();
@@ -770,7 +783,7 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
   HloInstruction *activation = plan.activation;
   if (plan.merged)
     activation = computation->AddInstruction(HloInstruction::Create(
-        HloOpcode::kReshape, plan.merged_activation_shape, {plan.activation}));
+        HloOpcode::kReshape, plan.merged->activation, {plan.activation}));
   auto call = HloInstruction::Create(HloOpcode::kCustomCall, dot->shape(),
                                      {weight, activation}, "collective-matmul");
   static const std::string quoted_target = QuoteString(collective_matmul::kTarget);
@@ -791,9 +804,11 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
                      llvm::Twine(plan.tp_degree) + ", num_groups=" + llvm::Twine(plan.num_groups) +
                      ", rhs_contracting_dim=" + llvm::Twine(rhs_contracting_dim) +
                      ", use_sb_to_sb=" + (plan.use_sb_to_sb ? "1" : "0") +
-                     (plan.merged ? ", merged " + plan.merged_from : std::string()) +
+                     (plan.merged ? ", merged " + plan.merged->from : std::string()) +
                      ", weight=" + SideName(plan.weight_side) +
                      (plan.proof.empty() ? std::string() : " via " + plan.proof) + ")");
+  // Spent: its memory goes back while the other matches are expanded.
+  state_->plans[index] = Plan();
   return result;
 }
 

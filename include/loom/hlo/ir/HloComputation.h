@@ -4,6 +4,7 @@
 
 #include "loom/hlo/ir/HloInstruction.h"
 
+#include "llvm/ADT/ArrayRef.h"
 #include "llvm/ADT/STLFunctionalExtras.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/ADT/iterator_range.h"
@@ -82,6 +83,21 @@ public:
   /// order, and leaves `from` empty: the parser joins the pieces of one
   /// computation read on several threads.
   void AppendInstructionsOf(HloComputation &from);
+  /// Where MoveInstructions puts one instruction: right before `before` in
+  /// text order, or at the end when `before` is null.
+  struct Placement {
+    HloInstruction *instruction;
+    const HloInstruction *before;
+  };
+  /// Moves instructions of this computation to new places in text order in
+  /// one pass over the slots from the first one that changes: each goes
+  /// right before its `before` (which must not move itself), those with the
+  /// same `before` in the order given; every other instruction keeps its
+  /// order. Removed slots from there on are dropped, so text_order_slot
+  /// changes: no walk over the computation may be running. A pass that adds
+  /// many instructions places them in one call rather than one shift of the
+  /// text order per instruction.
+  void MoveInstructions(llvm::ArrayRef<Placement> placements);
   /// Removes an instruction that has no users, is not the root and has no
   /// control successors.
   llvm::Error RemoveInstruction(HloInstruction *instruction);
@@ -113,6 +129,10 @@ public:
   /// Operands (and control predecessors) before users; otherwise text order
   /// is kept. Instructions unreachable from the root are included.
   std::vector<HloInstruction *> MakeInstructionPostOrder() const;
+  /// Whether text order is such a post order already (every operand and
+  /// control predecessor local and earlier); the answer is kept until an
+  /// edit may change it.
+  bool TextOrderIsPostOrder() const;
   HloInstruction *GetInstructionWithName(llvm::StringRef name) const;
 
   /// Parameters indexed by parameter number; nullptr where a number is

@@ -14,6 +14,15 @@
 // Run() reports "changed" only when at least one instruction was replaced
 // (or an expansion that kept its instruction added some anyway).
 //
+// The instructions the expansions add are appended to the computation; once
+// a computation's matches are expanded, those instructions move, in one pass
+// over the text order, to where the printer's post order would print them
+// (before the first instruction that reads them), so a computation whose
+// text order was a post order stays one: the verifier and the printer skip
+// their depth-first walks, and the printed module is the same. A control
+// edge on a replaced instruction, or a replacement that exists already and
+// comes after a user it takes over, leaves them at the end.
+//
 // IsCandidate() is a cheap filter in front of InstructionMatchesPattern: the
 // driver finds the candidates of the whole module in one walk and offers
 // only those, in post order, to InstructionMatchesPattern; a computation
