@@ -279,6 +279,10 @@ DeviceLowering::lower(const HloInstruction &I,
     if (llvm::Error E = typeOf(I, I.shape()).takeError())
       return E;
     return lowerGather(I, Ops);
+  case HloOpcode::kScatter:
+    if (llvm::Error E = arrayOps())
+      return E;
+    return lowerScatter(I, Ops);
   default:
     return notLowered(I, "no lowering for this opcode yet");
   }

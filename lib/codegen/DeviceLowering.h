@@ -7,7 +7,7 @@
 // ops, constants, folding), DataMovement.cpp (moves, dynamic slices),
 // Dot.cpp (dot, the contraction split), CollectiveMatmul.cpp
 // (AwsNeuronCollectiveMatmul), Collectives.cpp, Reduce.cpp (reduce, iota,
-// while).
+// while), Gather.cpp, Scatter.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_LIB_CODEGEN_DEVICELOWERING_H
@@ -67,6 +67,10 @@ constexpr int64_t MaxUnrolledTrips = 64;
 /// A core's program stops growing here: a larger one is refused
 /// (docs/codegen.md, "Loops") rather than built for minutes.
 constexpr uint64_t MaxInstructionsPerCore = 500000;
+
+/// A gather or scatter of more index vectors than this would make a
+/// program of that many DMAs (docs/codegen.md, "gather", "scatter").
+constexpr uint64_t MaxGatherPositions = 16384;
 
 /// A SharedDRAM location present in every core's module.
 struct Buffer {
@@ -314,6 +318,8 @@ private:
                                  llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerGather(const HloInstruction &I,
                                   llvm::ArrayRef<Val> Ops);
+  llvm::Expected<Val> lowerScatter(const HloInstruction &I,
+                                   llvm::ArrayRef<Val> Ops);
   /// Loops.cpp: the trip count found by folding the condition and the
   /// body at compile time (no instruction emitted); whether the loop
   /// becomes a Loop branch; that lowering.
