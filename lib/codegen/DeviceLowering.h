@@ -108,6 +108,8 @@ struct Chunk {
 };
 std::vector<Chunk> chunks(uint64_t N, uint64_t F);
 
+/// The TensorConvert of chunk Chunk of a stream (ACT, DVE, POOL in turn).
+std::unique_ptr<Instruction> makeConvert(std::string Name, unsigned Chunk);
 /// fp32, bf16 and fp16: the float types BIR arithmetic rounds as HLO does.
 bool isArithmeticFloat(DataType T);
 /// The values of a literal's text, in row-major order, or none when a value
