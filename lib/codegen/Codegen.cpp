@@ -166,11 +166,11 @@ DeviceLowering::lower(const HloInstruction &I,
   case HloOpcode::kBitcast:
     if (llvm::Error E = arrayOps())
       return E;
-    if (!isDefaultLayout(I.shape()) || !isDefaultLayout(I.operand(0)->shape()))
-      return notLowered(I, "a bitcast between layouts permutes elements");
     if (I.shape().element_type() != I.operand(0)->shape().element_type() ||
         I.shape().element_count() != I.operand(0)->shape().element_count())
       return notLowered(I, "a bitcast that changes the element type");
+    if (!isDefaultLayout(I.shape()) || !isDefaultLayout(I.operand(0)->shape()))
+      return lowerBitcastLayouts(I, Ops[0]);
     return Ops[0];
   case HloOpcode::kDot:
     if (llvm::Error E = arrayOps())

@@ -273,6 +273,10 @@ private:
                                          llvm::StringRef Text);
   llvm::Expected<Val> lowerDataMovement(const HloInstruction &I,
                                         llvm::ArrayRef<Val> Ops);
+  /// A bitcast between layouts: the bytes in physical order stay, so the
+  /// result's logical elements are the operand's in another order.
+  llvm::Expected<Val> lowerBitcastLayouts(const HloInstruction &I,
+                                          const Val &Op);
   llvm::Expected<Val> lowerDot(const HloInstruction &I, llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerDotOf(const HloInstruction &I, const Shape &LS,
                                  const Shape &RS,
