@@ -72,6 +72,10 @@ constexpr uint64_t MaxInstructionsPerCore = 500000;
 /// program of that many DMAs (docs/codegen.md, "gather", "scatter").
 constexpr uint64_t MaxGatherPositions = 16384;
 
+/// A variadic reduce applies its to_apply G x R times (G result positions,
+/// R reduced elements): larger ones are refused (docs/codegen.md, "reduce").
+constexpr uint64_t MaxVariadicReduceWork = 1 << 20;
+
 /// A SharedDRAM location present in every core's module.
 struct Buffer {
   DataType T;
@@ -108,6 +112,9 @@ struct Chunk {
 };
 std::vector<Chunk> chunks(uint64_t N, uint64_t F);
 
+/// The opcodes lowerElementwise lowers (one TensorTensor, Activation,
+/// Select or TensorConvert per chunk).
+bool isElementwiseOpcode(HloOpcode Op);
 /// The TensorConvert of chunk Chunk of a stream (ACT, DVE, POOL in turn).
 std::unique_ptr<Instruction> makeConvert(std::string Name, unsigned Chunk);
 /// fp32, bf16 and fp16: the float types BIR arithmetic rounds as HLO does.
@@ -193,7 +200,9 @@ private:
     llvm::Expected<DataType> T = typeOf(I, S);
     if (!T)
       return T.takeError();
-    return newBuffer((I.name() + Suffix).str(), *T, S.element_count());
+    // In a variadic reduce's to_apply a scalar is one element per lane.
+    uint64_t Elems = Lanes > 0 && S.rank() == 0 ? Lanes : S.element_count();
+    return newBuffer((I.name() + Suffix).str(), *T, Elems);
   }
   llvm::Expected<Val> newValue(const HloInstruction &I, const Shape &S,
                                std::string Suffix = "") {
@@ -311,6 +320,11 @@ private:
   Val startValue(const HloInstruction &I, llvm::ArrayRef<Val> Ops, Val Result);
   llvm::Expected<Val> lowerReduce(const HloInstruction &I,
                                   llvm::ArrayRef<Val> Ops);
+  /// A reduce of several operands (argmax's values and indices): its
+  /// to_apply lowered once per reduced element, over all result positions
+  /// at once (Lanes).
+  llvm::Expected<Val> lowerVariadicReduce(const HloInstruction &I,
+                                          llvm::ArrayRef<Val> Ops);
   /// Folds each of G groups of R consecutive elements of In with A into
   /// one element of Out (type T), from InitConst, or else from element 0
   /// of Init broadcast; the groups stream through SB tiles.
@@ -346,6 +360,9 @@ private:
   /// Names the SB-to-SB tile exchanges of collective matmuls.
   unsigned NextExchange = 0;
   unsigned Depth = 0;
+  /// Inside a variadic reduce's to_apply: the number of result positions
+  /// each scalar value holds (0 elsewhere).
+  uint64_t Lanes = 0;
 };
 
 

@@ -148,9 +148,13 @@ llvm::Expected<Val> DeviceLowering::lowerElementwise(const HloInstruction &I,
     llvm::Expected<hlo::ComparisonDirection> D = hlo::GetComparisonDirection(I);
     if (!D)
       return D.takeError();
+    // On integers and pred the total order is the usual one; on floats it
+    // orders bit patterns (-NaN < -inf, -0 < +0, NaN payloads), which BIR's
+    // IEEE comparisons cannot see and no BIR op reinterprets.
     if (const hlo::HloText *Ty = I.FindAttribute("type"))
-      if (Ty->ref() == "TOTALORDER")
-        return notLowered(I, "a total-order comparison (BIR compares IEEE)");
+      if (Ty->ref() == "TOTALORDER" && FloatIn)
+        return notLowered(I, "a total-order comparison of floats orders bit "
+                             "patterns; BIR compares IEEE values");
     using CD = hlo::ComparisonDirection;
     tensorTensor(*D == CD::kEq   ? ArithOp::Equal
                  : *D == CD::kNe ? ArithOp::NotEqual
