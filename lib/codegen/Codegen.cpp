@@ -90,19 +90,9 @@ std::vector<Chunk> chunks(uint64_t N, uint64_t F) {
 
 // ---- Instructions and computations -------------------------------------------------
 
-llvm::Expected<Val>
-DeviceLowering::lower(const HloInstruction &I,
-                      llvm::DenseMap<const HloInstruction *, Val> &Vals) {
-  std::vector<Val> Ops;
-  for (const HloInstruction *O : I.operands())
-    Ops.push_back(Vals.lookup(O));
-  auto arrayOps = [&]() -> llvm::Error {
-    for (size_t K = 0; K < Ops.size(); ++K)
-      if (Ops[K].Buf < 0)
-        return notLowered(I, "operand " + llvm::Twine(K) + " is not an array");
-    return llvm::Error::success();
-  };
-  switch (I.opcode()) {
+/// The ops lowerElementwise lowers.
+bool isElementwiseOpcode(HloOpcode Op) {
+  switch (Op) {
   case HloOpcode::kAdd:
   case HloOpcode::kSubtract:
   case HloOpcode::kMultiply:
@@ -127,7 +117,52 @@ DeviceLowering::lower(const HloInstruction &I,
   case HloOpcode::kSin:
   case HloOpcode::kCos:
   case HloOpcode::kAbs:
-  case HloOpcode::kNot: {
+  case HloOpcode::kNot:
+    return true;
+  default:
+    return false;
+  }
+}
+
+llvm::Expected<Val>
+DeviceLowering::lower(const HloInstruction &I,
+                      llvm::DenseMap<const HloInstruction *, Val> &Vals) {
+  std::vector<Val> Ops;
+  for (const HloInstruction *O : I.operands())
+    Ops.push_back(Vals.lookup(O));
+  auto arrayOps = [&]() -> llvm::Error {
+    for (size_t K = 0; K < Ops.size(); ++K)
+      if (Ops[K].Buf < 0)
+        return notLowered(I, "operand " + llvm::Twine(K) + " is not an array");
+    return llvm::Error::success();
+  };
+  if (Lanes > 0) {
+    // A variadic reduce's to_apply, every scalar Lanes elements wide: its
+    // elementwise ops, tuples and scalar constants (broadcast to the lanes).
+    switch (I.opcode()) {
+    case HloOpcode::kConstant: {
+      if (!I.shape().IsArray() || I.shape().rank() != 0)
+        return notLowered(I, "a constant that is not a scalar in a reduce's to_apply");
+      uint64_t Wide = Lanes;
+      Lanes = 0;
+      llvm::Expected<Val> V = lowerConstant(I);
+      Lanes = Wide;
+      if (!V)
+        return V.takeError();
+      int B = newBuffer((I.name() + ".lanes").str(), Bufs[V->Buf].T, Wide);
+      move(I, V->Buf, 0, {{0, Wide}}, B, 0, {{1, Wide}});
+      barrier(I.name());
+      return arrayVal(B, V->Const);
+    }
+    case HloOpcode::kTuple:
+    case HloOpcode::kGetTupleElement:
+      break;
+    default:
+      if (!isElementwiseOpcode(I.opcode()))
+        return notLowered(I, "not lowered in a variadic reduce's to_apply");
+    }
+  }
+  if (isElementwiseOpcode(I.opcode())) {
     if (llvm::Error E = arrayOps())
       return E;
     llvm::Expected<Val> V = lowerElementwise(I, Ops);
@@ -135,6 +170,7 @@ DeviceLowering::lower(const HloInstruction &I,
       V->Const = foldInteger(I, Ops);
     return V;
   }
+  switch (I.opcode()) {
   case HloOpcode::kConstant:
     return lowerConstant(I);
   case HloOpcode::kTranspose:
@@ -164,11 +200,11 @@ DeviceLowering::lower(const HloInstruction &I,
   case HloOpcode::kBitcast:
     if (llvm::Error E = arrayOps())
       return E;
-    if (!isDefaultLayout(I.shape()) || !isDefaultLayout(I.operand(0)->shape()))
-      return notLowered(I, "a bitcast between layouts permutes elements");
     if (I.shape().element_type() != I.operand(0)->shape().element_type() ||
         I.shape().element_count() != I.operand(0)->shape().element_count())
       return notLowered(I, "a bitcast that changes the element type");
+    if (!isDefaultLayout(I.shape()) || !isDefaultLayout(I.operand(0)->shape()))
+      return lowerBitcastLayouts(I, Ops[0]);
     return Ops[0];
   case HloOpcode::kDot:
     if (llvm::Error E = arrayOps())
@@ -288,6 +324,10 @@ DeviceLowering::lower(const HloInstruction &I,
     if (llvm::Error E = typeOf(I, I.shape()).takeError())
       return E;
     return lowerGather(I, Ops);
+  case HloOpcode::kScatter:
+    if (llvm::Error E = arrayOps())
+      return E;
+    return lowerScatter(I, Ops);
   default:
     return notLowered(I, "no lowering for this opcode yet");
   }

@@ -55,6 +55,47 @@ void DeviceLowering::move(const HloInstruction &I, int Src, uint64_t SrcOff,
   }
 }
 
+llvm::Expected<Val> DeviceLowering::lowerBitcastLayouts(const HloInstruction &I,
+                                                        const Val &Op) {
+  // Each side walked in its physical order (its layout's major-to-minor
+  // dimensions, each with its row-major stride in our logical storage)
+  // visits physical position 0, 1, 2, ...: element p of one walk is element
+  // p of the other, as the interpreter reinterprets the buffer.
+  auto physicalWalk = [](const Shape &S) -> std::optional<Dims> {
+    std::vector<int64_t> D(S.dimensions().begin(), S.dimensions().end());
+    std::vector<int64_t> St = rowMajorStrides(D);
+    int64_t Rank = S.rank();
+    std::vector<int64_t> Order;
+    if (S.has_layout() && !S.layout()->minor_to_major.empty())
+      Order.assign(S.layout()->minor_to_major.rbegin(),
+                   S.layout()->minor_to_major.rend());
+    else
+      for (int64_t K = 0; K < Rank; ++K)
+        Order.push_back(K);
+    std::vector<bool> Seen(Rank, false);
+    if (static_cast<int64_t>(Order.size()) != Rank)
+      return std::nullopt;
+    Dims W;
+    for (int64_t K : Order) {
+      if (K < 0 || K >= Rank || Seen[K])
+        return std::nullopt;
+      Seen[K] = true;
+      W.push_back({St[K], static_cast<uint64_t>(D[K])});
+    }
+    return W;
+  };
+  std::optional<Dims> From = physicalWalk(I.operand(0)->shape()),
+                      To = physicalWalk(I.shape());
+  if (!From || !To)
+    return notLowered(I, "a layout that is not a permutation of the dimensions");
+  llvm::Expected<int> Out = resultBuffer(I, I.shape());
+  if (!Out)
+    return Out.takeError();
+  move(I, Op.Buf, 0, *From, *Out, 0, *To);
+  barrier(I.name());
+  return arrayVal(*Out);
+}
+
 /// The chunks of a stream of N elements through 128 x F tiles: full tiles,
 /// then the rows that are left, then the last partial row.
 // ---- Data movement --------------------------------------------------------------

@@ -7,7 +7,7 @@
 // ops, constants, folding), DataMovement.cpp (moves, dynamic slices),
 // Dot.cpp (dot, the contraction split), CollectiveMatmul.cpp
 // (AwsNeuronCollectiveMatmul), Collectives.cpp, Reduce.cpp (reduce, iota,
-// while).
+// while), Gather.cpp, Scatter.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_LIB_CODEGEN_DEVICELOWERING_H
@@ -67,6 +67,14 @@ constexpr int64_t MaxUnrolledTrips = 64;
 /// (docs/codegen.md, "Loops") rather than built for minutes.
 constexpr uint64_t MaxInstructionsPerCore = 500000;
 
+/// A gather or scatter of more index vectors than this would make a
+/// program of that many DMAs (docs/codegen.md, "gather", "scatter").
+constexpr uint64_t MaxGatherPositions = 16384;
+
+/// A variadic reduce applies its to_apply G x R times (G result positions,
+/// R reduced elements): larger ones are refused (docs/codegen.md, "reduce").
+constexpr uint64_t MaxVariadicReduceWork = 1 << 20;
+
 /// A SharedDRAM location present in every core's module.
 struct Buffer {
   DataType T;
@@ -103,6 +111,11 @@ struct Chunk {
 };
 std::vector<Chunk> chunks(uint64_t N, uint64_t F);
 
+/// The opcodes lowerElementwise lowers (one TensorTensor, Activation,
+/// Select or TensorConvert per chunk).
+bool isElementwiseOpcode(HloOpcode Op);
+/// The TensorConvert of chunk Chunk of a stream (ACT, DVE, POOL in turn).
+std::unique_ptr<Instruction> makeConvert(std::string Name, unsigned Chunk);
 /// fp32, bf16 and fp16: the float types BIR arithmetic rounds as HLO does.
 bool isArithmeticFloat(DataType T);
 /// The values of a literal's text, in row-major order, or none when a value
@@ -186,7 +199,9 @@ private:
     llvm::Expected<DataType> T = typeOf(I, S);
     if (!T)
       return T.takeError();
-    return newBuffer((I.name() + Suffix).str(), *T, S.element_count());
+    // In a variadic reduce's to_apply a scalar is one element per lane.
+    uint64_t Elems = Lanes > 0 && S.rank() == 0 ? Lanes : S.element_count();
+    return newBuffer((I.name() + Suffix).str(), *T, Elems);
   }
   llvm::Expected<Val> newValue(const HloInstruction &I, const Shape &S,
                                std::string Suffix = "") {
@@ -266,6 +281,10 @@ private:
                                          llvm::StringRef Text);
   llvm::Expected<Val> lowerDataMovement(const HloInstruction &I,
                                         llvm::ArrayRef<Val> Ops);
+  /// A bitcast between layouts: the bytes in physical order stay, so the
+  /// result's logical elements are the operand's in another order.
+  llvm::Expected<Val> lowerBitcastLayouts(const HloInstruction &I,
+                                          const Val &Op);
   llvm::Expected<Val> lowerDot(const HloInstruction &I, llvm::ArrayRef<Val> Ops);
   llvm::Error checkDotFits(const HloInstruction &I);
   llvm::Expected<Val> lowerDotOf(const HloInstruction &I, const Shape &LS,
@@ -301,6 +320,11 @@ private:
   Val startValue(const HloInstruction &I, llvm::ArrayRef<Val> Ops, Val Result);
   llvm::Expected<Val> lowerReduce(const HloInstruction &I,
                                   llvm::ArrayRef<Val> Ops);
+  /// A reduce of several operands (argmax's values and indices): its
+  /// to_apply lowered once per reduced element, over all result positions
+  /// at once (Lanes).
+  llvm::Expected<Val> lowerVariadicReduce(const HloInstruction &I,
+                                          llvm::ArrayRef<Val> Ops);
   /// Folds each of G groups of R consecutive elements of In with A into
   /// one element of Out (type T), from InitConst, or else from element 0
   /// of Init broadcast; the groups stream through SB tiles.
@@ -314,6 +338,8 @@ private:
                                  llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerGather(const HloInstruction &I,
                                   llvm::ArrayRef<Val> Ops);
+  llvm::Expected<Val> lowerScatter(const HloInstruction &I,
+                                   llvm::ArrayRef<Val> Ops);
   /// Loops.cpp: the trip count found by folding the condition and the
   /// body at compile time (no instruction emitted); whether the loop
   /// becomes a Loop branch; that lowering.
@@ -334,6 +360,9 @@ private:
   /// Names the SB-to-SB tile exchanges of collective matmuls.
   unsigned NextExchange = 0;
   unsigned Depth = 0;
+  /// Inside a variadic reduce's to_apply: the number of result positions
+  /// each scalar value holds (0 elsewhere).
+  uint64_t Lanes = 0;
 };
 
 

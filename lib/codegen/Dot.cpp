@@ -86,8 +86,25 @@ llvm::Expected<Val> DeviceLowering::lowerDotOf(
     const Shape &ResultShape) {
   const hlo::DotDimensionNumbers *DN = &DNums;
   DataType TL = Bufs[Ops[0].Buf].T, TR = Bufs[Ops[1].Buf].T;
-  if (TL != TR)
-    return notLowered(I, "operands of two types; a Matmul takes one");
+  if (TL != TR) {
+    if (!isFloatType(TL) || !isFloatType(TR))
+      return notLowered(I, "operands of two types, one of them an integer");
+    // The interpreter reads both operands as fp32 (its accumulation type
+    // for every float result narrower than f64): each operand of another
+    // type is converted to fp32 first, which is exact, and the dot runs on
+    // fp32 operands.
+    std::vector<Val> Wide(Ops.begin(), Ops.end());
+    for (int K = 0; K < 2; ++K) {
+      if (Bufs[Ops[K].Buf].T == DataType::FP32)
+        continue;
+      int W = newBuffer((I.name() + ".f32." + llvm::Twine(K)).str(),
+                        DataType::FP32, Bufs[Ops[K].Buf].Elems);
+      elementwise(I, {Ops[K].Buf}, W, makeConvert);
+      Wide[K] = arrayVal(W);
+    }
+    barrier(I.name());
+    return lowerDotOf(I, LS, RS, DNums, Wide, ResultShape);
+  }
   if (!isFloatType(TL))
     return notLowered(I, "integer dot; the PE accumulates in fp32");
   llvm::Expected<DataType> TO = typeOf(I, ResultShape);

@@ -66,6 +66,11 @@ void DeviceLowering::fill(const HloInstruction &I, int Buf, double Value) {
 
 // ---- Elementwise ---------------------------------------------------------------
 
+std::unique_ptr<Instruction> makeConvert(std::string Name, unsigned Chunk) {
+  static const Engine Es[] = {Engine::ACT, Engine::DVE, Engine::POOL};
+  return std::make_unique<InstTensorConvert>(std::move(Name), Es[Chunk % 3]);
+}
+
 bool isArithmeticFloat(DataType T) {
   // fp8 results round with BIR's saturation (fp8e4m3 to 448), HLO's give
   // NaN on overflow: fp8 arithmetic is not lowered.
@@ -143,9 +148,13 @@ llvm::Expected<Val> DeviceLowering::lowerElementwise(const HloInstruction &I,
     llvm::Expected<hlo::ComparisonDirection> D = hlo::GetComparisonDirection(I);
     if (!D)
       return D.takeError();
+    // On integers and pred the total order is the usual one; on floats it
+    // orders bit patterns (-NaN < -inf, -0 < +0, NaN payloads), which BIR's
+    // IEEE comparisons cannot see and no BIR op reinterprets.
     if (const hlo::HloText *Ty = I.FindAttribute("type"))
-      if (Ty->ref() == "TOTALORDER")
-        return notLowered(I, "a total-order comparison (BIR compares IEEE)");
+      if (Ty->ref() == "TOTALORDER" && FloatIn)
+        return notLowered(I, "a total-order comparison of floats orders bit "
+                             "patterns; BIR compares IEEE values");
     using CD = hlo::ComparisonDirection;
     tensorTensor(*D == CD::kEq   ? ArithOp::Equal
                  : *D == CD::kNe ? ArithOp::NotEqual
@@ -157,8 +166,19 @@ llvm::Expected<Val> DeviceLowering::lowerElementwise(const HloInstruction &I,
   }
   case HloOpcode::kSelect:
     if (!I.operand(0)->shape().IsArray() ||
-        I.operand(0)->shape().rank() != I.shape().rank())
-      return notLowered(I, "a scalar predicate");
+        (I.operand(0)->shape().rank() != I.shape().rank() &&
+         I.operand(0)->shape().rank() != 0))
+      return notLowered(I, "a predicate of another rank");
+    if (I.operand(0)->shape().rank() != I.shape().rank()) {
+      // A scalar predicate picks a whole operand: it is broadcast (a step-0
+      // read) into a predicate of the result's shape first.
+      uint64_t E = I.shape().element_count();
+      Ins[0] = newBuffer((I.name() + ".pred").str(), Bufs[Ops[0].Buf].T, E);
+      if (E > 0) {
+        move(I, Ops[0].Buf, 0, {{0, E}}, Ins[0], 0, {{1, E}});
+        barrier(I.name());
+      }
+    }
     Make = [](std::string N, unsigned K) {
       return std::make_unique<InstSelect>(std::move(N),
                                           K % 2 ? Engine::POOL : Engine::DVE);
@@ -213,10 +233,7 @@ llvm::Expected<Val> DeviceLowering::lowerElementwise(const HloInstruction &I,
       return notLowered(I, "a conversion of a 64-bit integer to " +
                                hlo::PrimitiveTypeName(HTo) +
                                " may round twice in TensorConvert");
-    Make = [](std::string N, unsigned K) {
-      static const Engine Es[] = {Engine::ACT, Engine::DVE, Engine::POOL};
-      return std::make_unique<InstTensorConvert>(std::move(N), Es[K % 3]);
-    };
+    Make = makeConvert;
     break;
   }
   default:

@@ -13,9 +13,6 @@
 
 namespace loom::codegen::detail {
 
-/// More batch positions than this would make a program of that many DMAs.
-constexpr uint64_t MaxGatherPositions = 16384;
-
 llvm::Expected<Val> DeviceLowering::lowerGather(const HloInstruction &I,
                                                 llvm::ArrayRef<Val> Ops) {
   llvm::Expected<hlo::GatherDimensionNumbers> DN =

@@ -30,7 +30,7 @@ llvm::Expected<ArithOp> reduceArithOf(const HloInstruction &I) {
 llvm::Expected<Val> DeviceLowering::lowerReduce(const HloInstruction &I,
                                                 llvm::ArrayRef<Val> Ops) {
   if (I.operand_count() != 2 || !I.shape().IsArray())
-    return notLowered(I, "a variadic reduce");
+    return lowerVariadicReduce(I, Ops);
   llvm::Expected<ArithOp> A = reduceArithOf(I);
   if (!A)
     return notLowered(I, llvm::toString(A.takeError()));
@@ -82,6 +82,100 @@ llvm::Expected<Val> DeviceLowering::lowerReduce(const HloInstruction &I,
   foldGroups(I, In, *Out, *T, G, R, *A, Ops[1].Const, Init);
   barrier(I.name());
   return arrayVal(*Out);
+}
+
+llvm::Expected<Val> DeviceLowering::lowerVariadicReduce(const HloInstruction &I,
+                                                        llvm::ArrayRef<Val> Ops) {
+  size_t N = I.operand_count() / 2;
+  if (I.operand_count() % 2 != 0 || N == 0 || !I.shape().IsTuple() ||
+      I.shape().tuple_shapes_size() != static_cast<int64_t>(N))
+    return notLowered(I, "the operands, init values and results do not pair up");
+  llvm::ArrayRef<HloComputation *> C = I.CalledComputations("to_apply");
+  if (C.size() != 1)
+    return notLowered(I, "no to_apply computation");
+  llvm::Expected<std::vector<int64_t>> Dims0 = hlo::GetDimensions(I);
+  if (!Dims0)
+    return Dims0.takeError();
+  const Shape &S = I.operand(0)->shape();
+  std::vector<int64_t> Keep, Red;
+  for (int64_t D = 0; D < S.rank(); ++D)
+    (llvm::is_contained(*Dims0, D) ? Red : Keep).push_back(D);
+  std::vector<int64_t> Dm(S.dimensions().begin(), S.dimensions().end());
+  std::vector<int64_t> St = rowMajorStrides(Dm);
+  uint64_t G = 1, R = 1;
+  for (int64_t D : Keep)
+    G *= Dm[D];
+  for (int64_t D : Red)
+    R *= Dm[D];
+  for (size_t J = 0; J < N; ++J)
+    if (I.operand(J)->shape().dimensions() != S.dimensions() ||
+        I.operand(N + J)->shape().rank() != 0)
+      return notLowered(I, "the operands differ in shape");
+  if (G * R > MaxVariadicReduceWork)
+    return notLowered(I, llvm::Twine(G) + " x " + llvm::Twine(R) +
+                             " steps of to_apply; at most " +
+                             llvm::Twine(MaxVariadicReduceWork) +
+                             " are lowered");
+  llvm::Expected<Val> Out = newValue(I, I.shape());
+  if (!Out)
+    return Out.takeError();
+  if (G == 0)
+    return *Out;
+  // Every result position folds its own elements: the G positions are the
+  // lanes of one value, and each step applies to_apply to all of them at
+  // once (its scalar ops become elementwise ops over G elements), from the
+  // init values, through the reduced elements in row-major order: the
+  // interpreter's order.
+  std::vector<Val> Acc;
+  for (size_t J = 0; J < N; ++J) {
+    int B = R == 0 ? Out->Elems[J].Buf
+                   : newBuffer((I.name() + ".acc").str(), Bufs[Out->Elems[J].Buf].T, G);
+    move(I, Ops[N + J].Buf, 0, {{0, G}}, B, 0, {{1, G}});
+    Acc.push_back(arrayVal(B, Ops[N + J].Const));
+  }
+  barrier(I.name());
+  if (R == 0)
+    return *Out;
+  Dims KeepD;
+  for (int64_t D : Keep)
+    KeepD.push_back({St[D], static_cast<uint64_t>(Dm[D])});
+  uint64_t SavedLanes = Lanes;
+  Lanes = G;
+  std::vector<int64_t> At(Red.size(), 0);
+  for (uint64_t Step = 0; Step < R; ++Step) {
+    uint64_t Rest = Step, Off = 0;
+    for (size_t K = Red.size(); K-- > 0;) {
+      At[K] = static_cast<int64_t>(Rest % Dm[Red[K]]);
+      Rest /= Dm[Red[K]];
+      Off += At[K] * St[Red[K]];
+    }
+    std::vector<Val> Args = Acc;
+    for (size_t J = 0; J < N; ++J) {
+      int X = newBuffer((I.name() + ".x").str(), Bufs[Ops[J].Buf].T, G);
+      move(I, Ops[J].Buf, Off, KeepD, X, 0, {{1, G}});
+      Args.push_back(arrayVal(X));
+    }
+    barrier(I.name());
+    llvm::Expected<Val> V = lowerComputation(*C[0], Args);
+    if (!V) {
+      Lanes = SavedLanes;
+      return V.takeError();
+    }
+    bool Ok = V->IsTuple && V->Elems.size() == N;
+    for (size_t J = 0; Ok && J < N; ++J)
+      Ok = V->Elems[J].Buf >= 0 && Bufs[V->Elems[J].Buf].Elems == G &&
+           Bufs[V->Elems[J].Buf].T == Bufs[Out->Elems[J].Buf].T;
+    if (!Ok) {
+      Lanes = SavedLanes;
+      return notLowered(I, "to_apply does not return one value of each result type");
+    }
+    Acc = V->Elems;
+  }
+  Lanes = SavedLanes;
+  for (size_t J = 0; J < N; ++J)
+    move(I, Acc[J].Buf, 0, {{1, G}}, Out->Elems[J].Buf, 0, {{1, G}});
+  barrier(I.name());
+  return *Out;
 }
 
 void DeviceLowering::foldGroups(const HloInstruction &I, int In, int Out,

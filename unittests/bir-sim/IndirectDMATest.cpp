@@ -132,6 +132,34 @@ TEST(IndirectDMATest, OutputSideWritesTheWindowItSelects) {
   }
 }
 
+/// indirect() in the skip mode.
+std::string skipping(const char *Name, const char *Side) {
+  std::string T = indirect(Name, Side);
+  std::string From = R"("dynamic": ")";
+  return T.replace(T.find(From), From.size(), R"("bounds": "skip", "dynamic": ")");
+}
+
+TEST(IndirectDMATest, SkipModeMovesNothingOutOfRange) {
+  std::string Text = program(skipping("s", "out"));
+  // In range: as the clamping copy.
+  EXPECT_EQ(run(Text, {2, 0}), run(program(indirect("s", "out")), {2, 0}));
+  // Any index outside [0, limit] leaves dst as it was, on either side.
+  for (std::vector<int32_t> I : {std::vector<int32_t>{-1, 0}, {0, 3}, {3, 2}})
+    EXPECT_EQ(run(Text, I), std::vector<float>(16, -1)) << I[0] << "," << I[1];
+  EXPECT_EQ(run(program(skipping("g", "in")), {1, 3}), std::vector<float>(16, -1));
+  // The text and JSON forms keep the mode.
+  llvm::Expected<Program> P = parse(Text);
+  ASSERT_TRUE(bool(P)) << llvm::toString(P.takeError());
+  std::string Saved = formatProgram(*P);
+  EXPECT_NE(Saved.find(R"("bounds": "skip")"), std::string::npos) << Saved;
+  EXPECT_EQ(formatProgram(P->clone()), Saved);
+  std::string Printed;
+  llvm::raw_string_ostream OS(Printed);
+  printProgram(OS, *P);
+  EXPECT_NE(Printed.find("offsets=(4:2,1:2) bounds=skip out="), std::string::npos)
+      << Printed;
+}
+
 TEST(IndirectDMATest, RaceDetectorSeesTheBytesTouched) {
   // Two unordered writes to dst on two queues: one plain DMACopy of
   // elements 0..3, one IndirectDMACopy whose window depends on idx.

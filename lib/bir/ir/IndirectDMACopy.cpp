@@ -22,6 +22,20 @@ template <> llvm::ArrayRef<llvm::StringRef> enumNames<IndirectSide>() {
   return Names;
 }
 
+template <> llvm::ArrayRef<llvm::StringRef> enumNames<IndirectBounds>() {
+  static const llvm::StringRef Names[] = {"clamp", "skip"};
+  return Names;
+}
+
+bool InstIndirectDMACopy::moves(llvm::ArrayRef<int64_t> Values) const {
+  if (Bounds == IndirectBounds::Clamp)
+    return true;
+  for (size_t K = 0; K < Offsets.size() && K < Values.size(); ++K)
+    if (Values[K] < 0 || static_cast<uint64_t>(Values[K]) > Offsets[K].Limit)
+      return false;
+  return true;
+}
+
 int64_t InstIndirectDMACopy::getDelta(llvm::ArrayRef<int64_t> Values) const {
   int64_t Delta = 0;
   for (size_t K = 0; K < Offsets.size() && K < Values.size(); ++K) {

@@ -60,7 +60,7 @@ std::unique_ptr<Instruction> cloneFields(const Instruction &I) {
     return std::make_unique<InstIndirectDMACopy>(
         std::move(Name), E, D.getSide(),
         std::vector<IndirectOffset>(D.getOffsets().begin(), D.getOffsets().end()),
-        D.isAccumulate());
+        D.isAccumulate(), D.getBounds());
   }
   case InstructionType::GPSIMDSB2SB: {
     const auto &G = llvm::cast<InstGPSIMDSB2SB>(I);

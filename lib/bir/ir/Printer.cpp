@@ -73,6 +73,8 @@ void printAttributes(llvm::raw_ostream &OS, const Instruction &I) {
         [&](const IndirectOffset &O) { OS << O.Stride << ':' << O.Limit; },
         ",");
     OS << ')';
+    if (ID->getBounds() != IndirectBounds::Clamp)
+      OS << " bounds=" << enumName(ID->getBounds());
   } else if (const auto *SB2SB = dyn_cast<InstGPSIMDSB2SB>(&I)) {
     printFlag(OS, SB2SB->isLowered(), "lowered");
   } else if (const auto *TC = dyn_cast<InstTensorCompletion>(&I)) {

@@ -557,9 +557,10 @@ std::unique_ptr<Instruction> Reader::createInstruction(InstructionType T,
     return I;
   }
   case InstructionType::IndirectDMACopy: {
-    checkInstructionKeys(O, {"accumulate", "dynamic", "offsets"});
+    checkInstructionKeys(O, {"accumulate", "dynamic", "offsets", "bounds"});
     bool Accumulate = getBool(O, "accumulate");
     auto Side = getEnum<IndirectSide>(O, "dynamic");
+    auto Bounds = getEnum<IndirectBounds>(O, "bounds", IndirectBounds::Clamp);
     std::vector<IndirectOffset> Offsets;
     forEach(O, "offsets", true, [&](JsonRef V, const JsonPath &Path) {
       Obj T = asObject(V, Path);
@@ -569,7 +570,8 @@ std::unique_ptr<Instruction> Reader::createInstruction(InstructionType T,
       Offsets.push_back({Stride, Limit});
     });
     return std::make_unique<InstIndirectDMACopy>(std::move(Name), E, Side,
-                                                 std::move(Offsets), Accumulate);
+                                                 std::move(Offsets), Accumulate,
+                                                 Bounds);
   }
   case InstructionType::GPSIMDSB2SB: {
     checkInstructionKeys(O, {"lowered", "signal"});

@@ -154,8 +154,10 @@ template <typename Out> void writeInstruction(Out &W, const Instruction &I) {
   W.object([&] {
     if (DMA)
       fieldBool(W, "accumulate", DMA->isAccumulate());
-    if (ID)
+    if (ID) {
       fieldBool(W, "accumulate", ID->isAccumulate());
+      field(W, "bounds", enumName(ID->getBounds()));
+    }
     if (MM)
       fieldBool(W, "accumulate", MM->isAccumulate());
     if (TR)

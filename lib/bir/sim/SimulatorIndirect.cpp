@@ -4,7 +4,8 @@
 // other read of an execution, then moves the data of the pattern its
 // offsets select (docs/bir.md, "IndirectDMACopy"). The race detector sees
 // the index reads and the bytes this execution actually touches, not the
-// pattern at delta 0.
+// pattern at delta 0. In the skip mode an index outside its range makes
+// the execution touch no data at all.
 //
 //===----------------------------------------------------------------------===//
 
@@ -24,6 +25,10 @@ void SubgraphSim::executeIndirect(CoreSim &C, StaticInst &S, uint64_t Exec,
       return;
     Values.push_back(readIndexValue(Ix.AP->getType(), Buf3.data()));
   }
+  // A skipping copy with an index out of its range moves nothing: it has
+  // read its indices and touches no data byte.
+  if (!I.moves(Values))
+    return;
   // The verifier bounded every delta inside the location.
   const AccessPattern &D = I.getDynamicOperand();
   AccessPattern Moved = D.clone();

@@ -514,6 +514,30 @@ llvm::Expected<GatherDimensionNumbers> GetGatherDimensionNumbers(const HloInstru
   return d;
 }
 
+llvm::Expected<ScatterDimensionNumbers> GetScatterDimensionNumbers(const HloInstruction &inst) {
+  ScatterDimensionNumbers d;
+  struct Field {
+    const char *name;
+    std::vector<int64_t> *out;
+    bool required;
+  } fields[] = {{"update_window_dims", &d.update_window_dims, true},
+                {"inserted_window_dims", &d.inserted_window_dims, false},
+                {"scatter_dims_to_operand_dims", &d.scatter_dims_to_operand_dims, true},
+                {"input_batching_dims", &d.input_batching_dims, false},
+                {"scatter_indices_batching_dims", &d.scatter_indices_batching_dims, false}};
+  for (Field &f : fields) {
+    auto list = GetIntListAttribute(inst, f.name, f.required);
+    if (!list)
+      return list.takeError();
+    *f.out = std::move(*list);
+  }
+  auto index_vector_dim = GetIntAttribute(inst, "index_vector_dim");
+  if (!index_vector_dim)
+    return index_vector_dim.takeError();
+  d.index_vector_dim = *index_vector_dim;
+  return d;
+}
+
 void SetDotDimensionNumbers(HloInstruction &inst, const DotDimensionNumbers &d) {
   // XLA prints only the non-empty lists, batch dims first.
   auto set = [&](const char *name, const std::vector<int64_t> &v) {

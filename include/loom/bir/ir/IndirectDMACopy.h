@@ -6,7 +6,9 @@
 // production machine's DMA with a run-time address (neuronx-cc's indirect
 // DMA, NKI's dynamic access patterns). Each index value is clamped to
 // [0, limit] before it is scaled by its stride, which is XLA's clamp of a
-// dynamic-slice start (docs/bir.md, "IndirectDMACopy").
+// dynamic-slice start, or, in the skip mode, makes the instruction move
+// nothing, which is XLA's scatter of a window that does not fit (docs/bir.md,
+// "IndirectDMACopy").
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_BIR_IR_INDIRECTDMACOPY_H
@@ -25,6 +27,14 @@ namespace loom::bir {
 enum class IndirectSide : uint8_t { In, Out };
 
 template <> llvm::ArrayRef<llvm::StringRef> enumNames<IndirectSide>();
+
+/// What an index value outside [0, limit] does: Clamp moves the window to
+/// the nearest start (XLA's clamp of a dynamic-slice or gather start);
+/// Skip makes the whole instruction move nothing (XLA's scatter, which
+/// skips an update window that does not fit).
+enum class IndirectBounds : uint8_t { Clamp, Skip };
+
+template <> llvm::ArrayRef<llvm::StringRef> enumNames<IndirectBounds>();
 
 /// One index term: the value read is clamped to [0, Limit] and multiplied by
 /// Stride (in elements of the dynamic operand).
@@ -45,14 +55,20 @@ public:
   static constexpr int64_t MaxTermSpan = int64_t(1) << 40;
 
   InstIndirectDMACopy(std::string Name, Engine Eng, IndirectSide Side,
-                      std::vector<IndirectOffset> Offsets, bool Accumulate)
+                      std::vector<IndirectOffset> Offsets, bool Accumulate,
+                      IndirectBounds Bounds = IndirectBounds::Clamp)
       : Instruction(InstructionType::IndirectDMACopy, std::move(Name), Eng),
-        Side(Side), Offsets(std::move(Offsets)), Accumulate(Accumulate) {}
+        Side(Side), Offsets(std::move(Offsets)), Accumulate(Accumulate),
+        Bounds(Bounds) {}
 
   IndirectSide getSide() const { return Side; }
   /// One term per index operand: inputs()[1 + k] is the value of term k.
   llvm::ArrayRef<IndirectOffset> getOffsets() const { return Offsets; }
   bool isAccumulate() const { return Accumulate; }
+  IndirectBounds getBounds() const { return Bounds; }
+  /// Whether the instruction moves data for these index values: always
+  /// when it clamps; when it skips, only if every value is in [0, Limit].
+  bool moves(llvm::ArrayRef<int64_t> Values) const;
 
   /// The data operand whose offset moves: inputs()[0] or outputs()[0].
   const AccessPattern &getDynamicOperand() const {
@@ -73,6 +89,7 @@ private:
   IndirectSide Side;
   std::vector<IndirectOffset> Offsets;
   bool Accumulate;
+  IndirectBounds Bounds;
 };
 
 /// What is wrong with an IndirectDMACopy beyond the checks every

@@ -84,6 +84,20 @@ struct GatherDimensionNumbers {
 /// start_indices_batching_dims (empty when absent).
 llvm::Expected<GatherDimensionNumbers> GetGatherDimensionNumbers(const HloInstruction &inst);
 
+/// XLA's ScatterDimensionNumbers.
+struct ScatterDimensionNumbers {
+  std::vector<int64_t> update_window_dims;
+  std::vector<int64_t> inserted_window_dims;
+  std::vector<int64_t> scatter_dims_to_operand_dims;
+  std::vector<int64_t> input_batching_dims;
+  std::vector<int64_t> scatter_indices_batching_dims;
+  int64_t index_vector_dim = 0;
+};
+/// From update_window_dims, scatter_dims_to_operand_dims and
+/// index_vector_dim (required) and inserted_window_dims,
+/// input_batching_dims, scatter_indices_batching_dims (empty when absent).
+llvm::Expected<ScatterDimensionNumbers> GetScatterDimensionNumbers(const HloInstruction &inst);
+
 /// `replica_groups=`; an absent attribute is one group of everything,
 /// returned as an empty list (XLA's convention).
 llvm::Expected<ReplicaGroups> GetReplicaGroups(const HloInstruction &inst);
