@@ -300,10 +300,16 @@ llvm::Expected<Val> DeviceLowering::lowerComputation(const HloComputation &C,
       return V.takeError();
     Vals[I] = std::move(*V);
     for (const CoreEmitter &E : Cores)
-      if (E.numEmitted() > MaxInstructionsPerCore)
+      if (E.numEmitted() > CoreBudget)
         return notLowered(*I, "the program of a core would exceed " +
+                                  llvm::Twine(CoreBudget) + " instructions (" +
                                   llvm::Twine(MaxInstructionsPerCore) +
-                                  " instructions");
+                                  " per core, " +
+                                  llvm::Twine(MaxInstructionsPerLaunch) +
+                                  " shared by the launch's " +
+                                  llvm::Twine(LS.ReplicaCount *
+                                              LS.NumPartitions * L) +
+                                  " cores)");
   }
   return Vals.lookup(C.root_instruction());
 }
