@@ -312,8 +312,7 @@ llvm::Expected<Val> DeviceLowering::lowerWhile(const HloInstruction &I,
   case TripCount::Endless:
     return notLowered(I, "the loop never ends: its condition holds on values "
                          "known at compile time that the body leaves as they "
-                         "were (after " + llvm::Twine(T.Trips) +
-                             " iterations)");
+                         "were");
   case TripCount::TooLong:
     return notLowered(I, "no trip count within " +
                              llvm::Twine(MaxCountedTrips) +
