@@ -348,7 +348,7 @@ static double dotMultiplyAdds(const HloInstruction &I) {
 }
 
 /// Refuses, before emitting any of it, a dot whose Matmuls alone would take
-/// a core past MaxInstructionsPerCore: one Matmul does at most 128 x 128 x
+/// a core past its budget (CoreBudget): one Matmul does at most 128 x 128 x
 /// 512 multiply-adds, and the cores share a dot's work at best evenly. The
 /// message gives the core's share of the multiply-adds, which is what the
 /// simulator's --max-work counts for the dot (docs/codegen.md, "Limits").
@@ -359,11 +359,11 @@ llvm::Error DeviceLowering::checkDotFits(const HloInstruction &I) {
   for (const CoreEmitter &E : Cores)
     Emitted = std::max<uint64_t>(Emitted, E.numEmitted());
   if (static_cast<double>(Emitted) + MinMatmuls <=
-      static_cast<double>(MaxInstructionsPerCore))
+      static_cast<double>(CoreBudget))
     return llvm::Error::success();
   return notLowered(
-      I, "the program of a core would exceed " +
-             llvm::Twine(MaxInstructionsPerCore) + " instructions: at least " +
+      I, "the program of a core would exceed " + llvm::Twine(CoreBudget) +
+             " instructions: at least " +
              llvm::Twine(static_cast<uint64_t>(MinMatmuls)) +
              " Matmuls for this dot, " +
              llvm::Twine(static_cast<uint64_t>(PerCore)) +
@@ -386,10 +386,16 @@ llvm::Expected<Val> DeviceLowering::lowerComputation(const HloComputation &C,
       return V.takeError();
     Vals[I] = std::move(*V);
     for (const CoreEmitter &E : Cores)
-      if (E.numEmitted() > MaxInstructionsPerCore)
+      if (E.numEmitted() > CoreBudget)
         return notLowered(*I, "the program of a core would exceed " +
+                                  llvm::Twine(CoreBudget) + " instructions (" +
                                   llvm::Twine(MaxInstructionsPerCore) +
-                                  " instructions");
+                                  " per core, " +
+                                  llvm::Twine(MaxInstructionsPerLaunch) +
+                                  " shared by the launch's " +
+                                  llvm::Twine(LS.ReplicaCount *
+                                              LS.NumPartitions * L) +
+                                  " cores)");
   }
   return Vals.lookup(C.root_instruction());
 }

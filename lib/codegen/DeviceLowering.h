@@ -6,8 +6,8 @@
 // Codegen.cpp (the walk over computations), Elementwise.cpp (elementwise
 // ops, constants, folding), DataMovement.cpp (moves, dynamic slices),
 // Dot.cpp (dot, the contraction split), CollectiveMatmul.cpp
-// (AwsNeuronCollectiveMatmul), Collectives.cpp, Reduce.cpp (reduce, iota,
-// while), Gather.cpp, Scatter.cpp.
+// (AwsNeuronCollectiveMatmul), Collectives.cpp, Reduce.cpp (reduce, iota),
+// Loops.cpp (while), Gather.cpp, Scatter.cpp.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_LIB_CODEGEN_DEVICELOWERING_H
@@ -60,12 +60,28 @@ inline Val arrayVal(int Buf, std::optional<double> Const = std::nullopt) {
   return V;
 }
 
-/// Loops are unrolled (docs/codegen.md, "Loops") up to this trip count.
+/// Loops that cannot be a Loop branch are unrolled (docs/codegen.md,
+/// "Loops") up to this trip count.
 constexpr int64_t MaxUnrolledTrips = 64;
+
+/// What folding a while loop at compile time found (Loops.cpp): its trip
+/// count and the numbers of its state at the exit (Found); a condition
+/// that holds on numbers the body leaves as they were (Endless); a
+/// condition that depends on data (Unknown); or no end within the
+/// counting limits (TooLong). Trips is the iterations counted.
+struct TripCount {
+  enum { Found, Endless, Unknown, TooLong } Kind = Unknown;
+  int64_t Trips = 0;
+  Val Final;
+};
 
 /// A core's program stops growing here: a larger one is refused
 /// (docs/codegen.md, "Loops") rather than built for minutes.
 constexpr uint64_t MaxInstructionsPerCore = 500000;
+/// And the cores of a launch share this many instructions, each core at
+/// most its equal part: every device is compiled on its own, so a launch
+/// of many devices is built for minutes at a smaller size per core.
+constexpr uint64_t MaxInstructionsPerLaunch = 2000000;
 
 /// A gather or scatter of more index vectors than this would make a
 /// program of that many DMAs (docs/codegen.md, "gather", "scatter").
@@ -153,7 +169,13 @@ public:
   DeviceLowering(const hlo::HloModule &HM, LaunchSize LS, int64_t Device,
                  const CodegenOptions &O)
       : HM(HM), LS(LS), Device(Device), Replica(Device / LS.NumPartitions),
-        Partition(Device % LS.NumPartitions), L(O.LncSize) {
+        Partition(Device % LS.NumPartitions), L(O.LncSize),
+        CoreBudget(std::min<uint64_t>(
+            MaxInstructionsPerCore,
+            MaxInstructionsPerLaunch /
+                std::max<uint64_t>(1, static_cast<uint64_t>(LS.ReplicaCount *
+                                                            LS.NumPartitions) *
+                                          O.LncSize))) {
     for (unsigned C = 0; C < L; ++C)
       Cores.emplace_back(std::make_unique<Module>(
           HM.name(), C, 0, TargetOptions{O.LncSize, O.Arch}));
@@ -341,19 +363,21 @@ private:
   llvm::Expected<Val> lowerScatter(const HloInstruction &I,
                                    llvm::ArrayRef<Val> Ops);
   /// Loops.cpp: the trip count found by folding the condition and the
-  /// body at compile time (no instruction emitted); whether the loop
-  /// becomes a Loop branch; that lowering.
-  std::optional<int64_t> countTrips(const HloComputation &Cond,
-                                    const HloComputation &Body, const Val &Init);
-  bool wantsLoopBranch(const HloComputation &Body, int64_t Trips);
+  /// body at compile time (no instruction emitted); the Loop branch.
+  TripCount countTrips(const HloComputation &Cond, const HloComputation &Body,
+                       const Val &Init);
   llvm::Expected<Val> lowerLoopBranch(const HloInstruction &I,
                                       const HloComputation &Body,
-                                      const Val &Init, int64_t Trips);
+                                      const Val &Init, const Val &Invariant,
+                                      const TripCount &T);
 
   const hlo::HloModule &HM;
   LaunchSize LS;
   int64_t Device, Replica, Partition;
   unsigned L;
+  /// The instructions a core's program may have (MaxInstructionsPerCore,
+  /// MaxInstructionsPerLaunch).
+  uint64_t CoreBudget;
   std::vector<CoreEmitter> Cores;
   std::vector<Buffer> Bufs;
   unsigned NextBarrier = 0;

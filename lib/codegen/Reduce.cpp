@@ -351,37 +351,6 @@ llvm::Expected<Val> DeviceLowering::lowerIota(const HloInstruction &I) {
   return arrayVal(*Out);
 }
 
-llvm::Expected<Val> DeviceLowering::lowerWhile(const HloInstruction &I,
-                                               llvm::ArrayRef<Val> Ops) {
-  llvm::ArrayRef<HloComputation *> Cond = I.CalledComputations("condition");
-  llvm::ArrayRef<HloComputation *> Body = I.CalledComputations("body");
-  if (Cond.size() != 1 || Body.size() != 1)
-    return notLowered(I, "no condition or body");
-  Val State = Ops[0];
-  if (std::optional<int64_t> Trips = countTrips(*Cond[0], *Body[0], State))
-    if (wantsLoopBranch(*Body[0], *Trips))
-      return lowerLoopBranch(I, *Body[0], State, *Trips);
-  for (int64_t Trip = 0;; ++Trip) {
-    llvm::Expected<Val> Go = lowerComputation(*Cond[0], {State});
-    if (!Go)
-      return Go.takeError();
-    if (!Go->Const)
-      return notLowered(I, "no trip count: the condition depends on data, "
-                           "not only on values known at compile time");
-    if (*Go->Const == 0)
-      break;
-    if (Trip == MaxUnrolledTrips)
-      return notLowered(I, "more than " + llvm::Twine(MaxUnrolledTrips) +
-                               " iterations; loops are unrolled up to " +
-                               llvm::Twine(MaxUnrolledTrips));
-    llvm::Expected<Val> Next = lowerComputation(*Body[0], {State});
-    if (!Next)
-      return Next.takeError();
-    State = std::move(*Next);
-  }
-  return State;
-}
-
 /// Scalar integer arithmetic on values known at compile time, as the
 /// device computes it (offsets of dynamic slices, induction variables);
 /// none when an operand is unknown or the result leaves the type's range.
