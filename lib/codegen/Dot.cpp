@@ -52,22 +52,28 @@ int DeviceLowering::canonicalOperand(const HloInstruction &I, int Buf,
                                      llvm::StringRef Tag) {
   std::vector<int64_t> Dm(S.dimensions().begin(), S.dimensions().end());
   std::vector<int64_t> St = rowMajorStrides(Dm);
-  Dims Src;
-  std::vector<int64_t> Order;
+  Dims Src, Dst;
+  std::vector<int64_t> Order, Permuted;
   for (llvm::ArrayRef<int64_t> List : {Bt, Ct, Fr})
     for (int64_t D : List)
       Order.push_back(D);
   bool Identity = true;
   for (size_t J = 0; J < Order.size(); ++J) {
     Src.push_back({St[Order[J]], static_cast<uint64_t>(Dm[Order[J]])});
+    Permuted.push_back(Dm[Order[J]]);
     Identity &= Order[J] == static_cast<int64_t>(J);
   }
   if (Identity)
     return Buf;
+  // The destination walk has the source's dimensions, so that the move
+  // splits along the outermost over the cores and the DMA queues (a
+  // transpose moves one element per descriptor).
+  std::vector<int64_t> PSt = rowMajorStrides(Permuted);
+  for (size_t J = 0; J < Order.size(); ++J)
+    Dst.push_back({PSt[J], static_cast<uint64_t>(Permuted[J])});
   int Scratch = newBuffer((I.name() + "." + Tag).str(), Bufs[Buf].T,
                           Bufs[Buf].Elems);
-  uint64_t E = Bufs[Scratch].Elems;
-  move(I, Buf, 0, Src, Scratch, 0, {{1, E}});
+  move(I, Buf, 0, Src, Scratch, 0, Dst);
   return Scratch;
 }
 
