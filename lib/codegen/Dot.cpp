@@ -146,11 +146,24 @@ llvm::Expected<Val> DeviceLowering::lowerDotOf(
         MemoryLocation *Ps = E.nextPsum();
         AccessPattern Acc(Ps, 0, static_cast<unsigned>(Mt), 0, {{1, Nt}},
                           DataType::FP32);
+        // G K tiles of each operand share an SB working tile, as far as
+        // its 8 KiB per partition go, each loaded by its own DMA: several
+        // K tiles in flight per working tile instead of one. Both working
+        // tiles are taken together and used by these G K tiles only, so
+        // the round robin of the tiles never hands out one still in use.
+        unsigned Sz = getDataTypeSize(TL);
+        uint64_t G = std::max<uint64_t>(1, SlotBytes / (std::max(Mt, Nt) * Sz));
+        MemoryLocation *SS = nullptr, *SM = nullptr;
         for (uint64_t K0 = 0; K0 < K; K0 += TK) {
-          uint64_t Kt = std::min(TK, K - K0);
-          MemoryLocation *SS = E.nextSlot(TL), *SM = E.nextSlot(TL);
-          AccessPattern Stat(SS, 0, static_cast<unsigned>(Kt), 0, {{1, Mt}}, TL);
-          AccessPattern Mov(SM, 0, static_cast<unsigned>(Kt), 0, {{1, Nt}}, TL);
+          uint64_t Kt = std::min(TK, K - K0), KT = K0 / TK;
+          if (KT % G == 0) {
+            SS = E.nextSlot(TL);
+            SM = E.nextSlot(TL);
+          }
+          AccessPattern Stat(SS, 0, static_cast<unsigned>(Kt), (KT % G) * Mt * Sz,
+                             {{1, Mt}}, TL);
+          AccessPattern Mov(SM, 0, static_cast<unsigned>(Kt), (KT % G) * Nt * Sz,
+                            {{1, Nt}}, TL);
           E.emit(std::make_unique<InstDMACopy>(name(Core, I, "ld_w"),
                                                E.nextDma(), false),
                  {dram(LT, Core, Bi * K * M + K0 * M + M0,
