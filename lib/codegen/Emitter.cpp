@@ -1,5 +1,6 @@
 #include "Emitter.h"
 
+#include "loom/bir/analysis/CostModel.h"
 
 #include <algorithm>
 
@@ -108,6 +109,7 @@ Instruction *CoreEmitter::emit(std::unique_ptr<Instruction> Inst,
     D.setOffset(D.getOffset() + Low * int64_t(getDataTypeSize(D.getType())));
     D.setPattern(std::move(P));
   }
+  placeDma(I);
   for (const AccessPattern &AP : Reads)
     addDeps(I, AP, false);
   for (const AccessPattern &AP : Writes)
@@ -119,8 +121,32 @@ Instruction *CoreEmitter::emit(std::unique_ptr<Instruction> Inst,
   return I;
 }
 
+void CoreEmitter::placeDma(Instruction *I) {
+  // A queue runs its DMAs in order: a round robin that puts the large
+  // loads of a dot on every other queue (a small and a large load per K
+  // tile) leaves half the queues idle while the other half back up. The
+  // queue with the least work since the last fence (after which every
+  // queue is idle) takes the DMA instead, by the cost model's duration.
+  if (!llvm::isa<InstDMACopy, InstIndirectDMACopy>(I))
+    return;
+  unsigned First = static_cast<unsigned>(Engine::DMA0);
+  unsigned E = static_cast<unsigned>(I->getEngine());
+  if (E < First || E >= First + 16)
+    return;
+  static const analysis::CostModel Model;
+  unsigned Best = E - First;
+  for (unsigned K = 1; K < 16; ++K) {
+    unsigned Q = (E - First + K) % 16;
+    if (DmaQueueNs[Q] < DmaQueueNs[Best])
+      Best = Q;
+  }
+  DmaQueueNs[Best] += Model.instructionNs(*I);
+  I->setEngine(static_cast<Engine>(First + Best));
+}
+
 Instruction *CoreEmitter::emitFence(std::unique_ptr<Instruction> Inst) {
   Instruction *I = BB->insert(BB->end(), std::move(Inst));
+  std::fill(std::begin(DmaQueueNs), std::end(DmaQueueNs), 0.0);
   if (LastFence)
     I->addDependency(LastFence);
   // Every pending access, in emission order (Accesses is keyed by pointer,

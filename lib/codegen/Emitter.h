@@ -65,7 +65,9 @@ public:
   /// The instructions emitted so far (fences not counted).
   uint64_t numEmitted() const { return NextSeq; }
 
-  /// The next DMA queue, round robin over the 16.
+  /// The next DMA queue, round robin over the 16. emit() then moves a DMA
+  /// to the queue with the least work queued since the last fence (by the
+  /// cost model), ties going round robin.
   bir::Engine nextDma();
   /// The next SB working tile of type T (128 partitions x SlotBytes).
   bir::MemoryLocation *nextSlot(bir::DataType T);
@@ -98,6 +100,9 @@ private:
   uint64_t NextTensorId = 0;
   uint64_t NextSeq = 0;
   unsigned NextDmaQueue = 0;
+  /// The cost model's time of the DMAs on each queue since the last fence.
+  double DmaQueueNs[16] = {};
+  void placeDma(bir::Instruction *I);
   struct NameSet {
     llvm::StringMap<unsigned> Counts;
     llvm::StringSet<> Used;
