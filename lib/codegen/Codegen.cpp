@@ -175,6 +175,8 @@ DeviceLowering::lower(const HloInstruction &I,
   case HloOpcode::kDot:
     if (llvm::Error E = arrayOps())
       return E;
+    if (llvm::Error E = checkDotFits(I))
+      return E;
     return lowerDot(I, Ops);
   case HloOpcode::kTuple: {
     Val V;
@@ -282,6 +284,43 @@ DeviceLowering::lower(const HloInstruction &I,
   default:
     return notLowered(I, "no lowering for this opcode yet");
   }
+}
+
+/// A dot's multiply-adds: its output elements times the size of its
+/// contracted dimensions.
+static double dotMultiplyAdds(const HloInstruction &I) {
+  double Macs = static_cast<double>(I.shape().element_count());
+  llvm::Expected<hlo::DotDimensionNumbers> DN = hlo::GetDotDimensionNumbers(I);
+  if (!DN) {
+    llvm::consumeError(DN.takeError());
+    return Macs;
+  }
+  for (int64_t D : DN->lhs_contracting_dimensions)
+    Macs *= static_cast<double>(I.operand(0)->shape().dimensions(D));
+  return Macs;
+}
+
+/// Refuses, before emitting any of it, a dot whose Matmuls alone would take
+/// a core past MaxInstructionsPerCore: one Matmul does at most 128 x 128 x
+/// 512 multiply-adds, and the cores share a dot's work at best evenly. The
+/// message gives the core's share of the multiply-adds, which is what the
+/// simulator's --max-work counts for the dot (docs/codegen.md, "Limits").
+llvm::Error DeviceLowering::checkDotFits(const HloInstruction &I) {
+  double PerCore = dotMultiplyAdds(I) / static_cast<double>(L);
+  double MinMatmuls = PerCore / (128.0 * 128.0 * 512.0);
+  uint64_t Emitted = 0;
+  for (const CoreEmitter &E : Cores)
+    Emitted = std::max<uint64_t>(Emitted, E.numEmitted());
+  if (static_cast<double>(Emitted) + MinMatmuls <=
+      static_cast<double>(MaxInstructionsPerCore))
+    return llvm::Error::success();
+  return notLowered(
+      I, "the program of a core would exceed " +
+             llvm::Twine(MaxInstructionsPerCore) + " instructions: at least " +
+             llvm::Twine(static_cast<uint64_t>(MinMatmuls)) +
+             " Matmuls for this dot, " +
+             llvm::Twine(static_cast<uint64_t>(PerCore)) +
+             " multiply-adds per core");
 }
 
 llvm::Expected<Val> DeviceLowering::lowerComputation(const HloComputation &C,

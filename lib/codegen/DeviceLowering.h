@@ -273,6 +273,7 @@ private:
   llvm::Expected<Val> lowerDataMovement(const HloInstruction &I,
                                         llvm::ArrayRef<Val> Ops);
   llvm::Expected<Val> lowerDot(const HloInstruction &I, llvm::ArrayRef<Val> Ops);
+  llvm::Error checkDotFits(const HloInstruction &I);
   llvm::Expected<Val> lowerDotOf(const HloInstruction &I, const Shape &LS,
                                  const Shape &RS,
                                  const hlo::DotDimensionNumbers &DN,

@@ -21,6 +21,7 @@
 #include "loom/hlo/proto/HloModuleLoader.h"
 #include "loom/hlo/pass/HloVerifier.h"
 #include "loom/launch/LaunchRunner.h"
+#include "loom/bir/sim/SimRunToolOptions.h"
 #include "loom/bir/sim/ToolOptions.h"
 #include "loom/support/Error.h"
 #include "loom/support/Npy.h"
@@ -111,25 +112,7 @@ cl::opt<uint64_t> MaxSteps("max-steps",
                            cl::desc("Instruction executions per core before "
                                     "giving up"),
                            cl::init(sim::SimOptions().MaxSteps), cl::cat(Cat));
-cl::opt<uint64_t> MaxMemory("max-memory",
-                            cl::desc("Cap on the simulated storage, in bytes"),
-                            cl::init(sim::SimOptions().MaxMemory),
-                            cl::cat(Cat));
-cl::opt<uint64_t> MaxWork(
-    "max-work",
-    cl::desc("Cap on a core's work: bytes its executions read and write, "
-             "plus matmul multiply-adds"),
-    cl::init(sim::SimOptions().MaxWork), cl::cat(Cat));
-cl::opt<std::string> TraceFile("trace",
-                               cl::desc("Write the timeline in the Chrome "
-                                        "trace event format"),
-                               cl::value_desc("FILE.json"), cl::cat(Cat));
-enum class ReportKind { Text, Json };
-cl::opt<ReportKind> Report(
-    "report", cl::desc("Per-core report on stdout"),
-    cl::values(clEnumValN(ReportKind::Text, "text", "text (default)"),
-               clEnumValN(ReportKind::Json, "json", "JSON")),
-    cl::init(ReportKind::Text), cl::cat(Cat));
+sim::SimRunToolOptions SimRun(Cat, "");
 /// The --cost help: every parameter's name and unit.
 const std::string &costHelp() {
   static const std::string Help = [] {
@@ -274,12 +257,12 @@ loadModule(llvm::StringRef Path, const Launch &L) {
 
 /// --trace: the run's timeline (up to a failure, which it explains).
 llvm::Error writeTraceFile(const sim::SimResult &R) {
-  if (TraceFile.empty())
+  if (SimRun.TraceFile.empty())
     return llvm::Error::success();
   std::string S;
   llvm::raw_string_ostream OS(S);
   sim::writeTrace(OS, R);
-  return writeOutputAtomically(TraceFile, OS.str());
+  return writeOutputAtomically(SimRun.TraceFile, OS.str());
 }
 
 /// A --collective that no instruction is named after does nothing: say so.
@@ -330,9 +313,9 @@ int runLaunchDocument(std::string Text, const sim::SimOptions &Opts) {
     Module = std::move(*M);
   }
   if (!AgainstHlo.empty()) {
-    LO.Report = Report.getNumOccurrences() > 0;
-    LO.ReportJson = Report == ReportKind::Json;
-    LO.TraceFile = TraceFile;
+    LO.Report = SimRun.reportGiven();
+    LO.ReportJson = SimRun.reportJson();
+    LO.TraceFile = SimRun.TraceFile;
     LO.Sim.RecordTrace = false;
     llvm::Expected<bool> Same =
         launch::checkAgainstHlo(*Module, *L, LO, llvm::outs());
@@ -362,7 +345,7 @@ int runLaunchDocument(std::string Text, const sim::SimOptions &Opts) {
       return failRun(std::move(E));
   if (llvm::Error E = writeTraceFile(Run->Sim))
     return failRun(std::move(E));
-  sim::printReport(llvm::outs(), Run->Sim, Report == ReportKind::Json);
+  sim::printReport(llvm::outs(), Run->Sim, SimRun.reportJson());
   return ExitSuccess;
 }
 
@@ -390,9 +373,9 @@ int main(int argc, char **argv) {
   Opts.Schedules = Schedules;
   Opts.RaceCheck = !NoRaceCheck;
   Opts.MaxSteps = MaxSteps;
-  Opts.MaxMemory = MaxMemory;
-  Opts.MaxWork = MaxWork;
-  Opts.RecordTrace = !TraceFile.empty();
+  Opts.MaxMemory = SimRun.MaxMemory;
+  Opts.MaxWork = SimRun.MaxWork;
+  Opts.RecordTrace = !SimRun.TraceFile.empty();
   for (const std::string &C : CollectiveNames)
     Opts.CollectiveNames.push_back(C);
   if (llvm::Error E = Common.applyCostParams(Opts.Cost))
@@ -465,6 +448,6 @@ int main(int argc, char **argv) {
     return failRun(std::move(E));
   if (llvm::Error E = writeTraceFile(*R))
     return failRun(std::move(E));
-  sim::printReport(llvm::outs(), *R, Report == ReportKind::Json);
+  sim::printReport(llvm::outs(), *R, SimRun.reportJson());
   return ExitSuccess;
 }

@@ -18,6 +18,7 @@
 #include "loom/bir/passes/PassManager.h"
 #include "loom/bir/passes/Pipeline.h"
 #include "loom/bir/sim/BackendToolOptions.h"
+#include "loom/bir/sim/SimRunToolOptions.h"
 #include "loom/codegen/Codegen.h"
 #include "loom/codegen/DeviceGroups.h"
 #include "loom/hlo/proto/HloModuleLoader.h"
@@ -89,23 +90,8 @@ cl::opt<uint64_t> Seed("seed",
                        cl::desc("--check: the seed of the inputs (hlo-run's "
                                 "--seed)"),
                        cl::init(0), cl::value_desc("S"), cl::cat(Category));
-enum class ReportKind { Text, Json };
-cl::opt<ReportKind> Report(
-    "report", cl::desc("--check: print the simulator's per-core report"),
-    cl::values(clEnumValN(ReportKind::Text, "text", "text"),
-               clEnumValN(ReportKind::Json, "json", "JSON")),
-    cl::init(ReportKind::Text), cl::cat(Category));
-cl::opt<std::string> TraceFile(
-    "trace", cl::desc("--check: write the launch's Chrome trace there"),
-    cl::value_desc("FILE.json"), cl::cat(Category));
-cl::opt<uint64_t> MaxWork(
-    "max-work",
-    cl::desc("--check: cap on a core's simulated work (bir-sim --max-work)"),
-    cl::init(sim::SimOptions().MaxWork), cl::cat(Category));
-cl::opt<uint64_t> MaxMemory(
-    "max-memory",
-    cl::desc("--check: cap on the simulated storage (bir-sim --max-memory)"),
-    cl::init(sim::SimOptions().MaxMemory), cl::cat(Category));
+// bir-sim's run options, spelled as there.
+sim::SimRunToolOptions Run(Category, "--check: ");
 
 enum class EmitKind { Json, Text };
 cl::opt<EmitKind>
@@ -188,9 +174,9 @@ int main(int argc, char **argv) {
     return Errors.failUsage("no input module");
   if (OutputFilename.empty() && !Check)
     return Errors.failUsage("no output; give -o LAUNCH.json (- for stdout)");
-  if (!Check && (Report.getNumOccurrences() || !TraceFile.empty() ||
-                 Seed.getNumOccurrences()))
-    return Errors.failUsage("--report, --trace and --seed go with --check");
+  if (!Check && (Run.anyGiven() || Seed.getNumOccurrences()))
+    return Errors.failUsage(
+        "--report, --trace, --seed, --max-work and --max-memory go with --check");
   if (Lnc < 1 || Lnc > getMaxLncSize(TargetArch))
     return Errors.failUsage("--lnc must be from 1 to " +
                      llvm::Twine(getMaxLncSize(TargetArch)) + " on " +
@@ -255,13 +241,13 @@ int main(int argc, char **argv) {
   launch::CheckOptions LO;
   LO.Seed = Seed;
   LO.Sim.Seed = Seed;
-  LO.Sim.MaxWork = MaxWork;
-  LO.Sim.MaxMemory = MaxMemory;
+  LO.Sim.MaxWork = Run.MaxWork;
+  LO.Sim.MaxMemory = Run.MaxMemory;
   LO.Sim.FileName = InputFilename;
   LO.Sim.RecordTrace = false;
-  LO.Report = Report.getNumOccurrences() > 0;
-  LO.ReportJson = Report == ReportKind::Json;
-  LO.TraceFile = TraceFile;
+  LO.Report = Run.reportGiven();
+  LO.ReportJson = Run.reportJson();
+  LO.TraceFile = Run.TraceFile;
   llvm::Expected<bool> Same = launch::checkAgainstHlo(**M, *L, LO, llvm::outs());
   llvm::outs().flush();
   if (!Same)

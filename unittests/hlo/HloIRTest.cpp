@@ -201,6 +201,35 @@ TEST(HloAttributes, ReplicaGroupsExplicitAndIota) {
   }
 }
 
+// The mesh-axes form XLA prints for MeshAxesReplicaGroupList: devices
+// row-major over the mesh, grouped over the axes in braces, the groups
+// indexed by the other axes; the expected groups are worked out by hand.
+TEST(HloAttributes, ReplicaGroupsMeshAxes) {
+  using Groups = std::vector<std::vector<int64_t>>;
+  auto expect = [](const char *text, const Groups &want) {
+    auto groups = ParseReplicaGroups(text);
+    ASSERT_TRUE(bool(groups)) << text << ": " << llvm::toString(groups.takeError());
+    EXPECT_EQ(groups->groups, want) << text;
+  };
+  expect("mesh['a'=4,'b'=2] {'a'}", {{0, 2, 4, 6}, {1, 3, 5, 7}});
+  expect("mesh['a'=4,'b'=2] {'b'}", {{0, 1}, {2, 3}, {4, 5}, {6, 7}});
+  expect("mesh['a'=4,'b'=2] {'b','a'}", {{0, 2, 4, 6, 1, 3, 5, 7}});
+  expect("mesh['a'=4,'b'=2] {}", {{0}, {1}, {2}, {3}, {4}, {5}, {6}, {7}});
+  expect("mesh['a'=8] {'a':(1)2}", {{0, 4}, {1, 5}, {2, 6}, {3, 7}});
+  expect("mesh['a'=8] {'a':(2)2}", {{0, 2}, {1, 3}, {4, 6}, {5, 7}});
+  expect("mesh['a'=8] {'a':(4)2,'a':(1)2}", {{0, 4, 1, 5}, {2, 6, 3, 7}});
+  expect("mesh['a'=2,'b'=2], device_ids=(3,2,1,0) {'a'}", {{3, 1}, {2, 0}});
+  for (const char *bad :
+       {"mesh['a'=4] {'c'}", "mesh['a'=4] {'a':(3)2}", "mesh['a'=4,'a'=2] {'a'}",
+        "mesh['a'=2], device_ids=(0,0) {'a'}", "mesh['a'=4]", "mesh['a'=4] {'a','a'}",
+        "mesh['a'=0] {'a'}", "mesh[a=4] {'a'}", "mesh['a'=4] {'a'} x"}) {
+    auto groups = ParseReplicaGroups(bad);
+    EXPECT_FALSE(bool(groups)) << bad;
+    if (!groups)
+      llvm::consumeError(groups.takeError());
+  }
+}
+
 TEST(HloAttributes, DotDimensionNumbersRoundTrip) {
   TestModule f;
   HloInstruction *dot = f.comp->AddInstruction(

@@ -6,6 +6,8 @@
 #include "llvm/ADT/StringExtras.h"
 #include "llvm/ADT/StringSwitch.h"
 
+#include <algorithm>
+
 namespace loom::hlo {
 namespace {
 
@@ -54,6 +56,25 @@ public:
     if (rest_.take_front(n).getAsInteger(10, value))
       return false;
     rest_ = rest_.drop_front(n);
+    return true;
+  }
+  /// Eats Word (no space skipped inside it).
+  bool EatWord(llvm::StringRef word) {
+    SkipSpace();
+    if (!rest_.startswith(word))
+      return false;
+    rest_ = rest_.drop_front(word.size());
+    return true;
+  }
+  /// Eats a name in single quotes, `'axis_0'`.
+  bool EatQuotedName(llvm::StringRef &name) {
+    if (!Eat('\''))
+      return false;
+    size_t end = rest_.find('\'');
+    if (end == llvm::StringRef::npos || end == 0)
+      return false;
+    name = rest_.take_front(end);
+    rest_ = rest_.drop_front(end + 1);
     return true;
   }
   bool AtEnd() {
@@ -167,6 +188,148 @@ llvm::Expected<std::vector<std::vector<int64_t>>> ExpandIota(Cursor &c) {
   return groups;
 }
 
+/// Expands the mesh-axes form `mesh['a'=4,'b'=2] {'a'}` (XLA's
+/// MeshAxesReplicaGroupList): the devices of the mesh, row-major over its
+/// axes (`device_ids=(...)` after the axes gives them, else 0, 1, ...), are
+/// grouped over the axes listed in braces; every other axis indexes the
+/// groups. An axis ref `'a':(p)s` names the sub-axis of size s whose major
+/// neighbours have total size p: the axis is split, major to minor, into
+/// the sub-axes it is grouped over and the sizes between them. The groups
+/// are the device array with the ungrouped dimensions first and the
+/// grouped ones last, in the order listed, cut into equal runs.
+llvm::Expected<std::vector<std::vector<int64_t>>> ExpandMesh(Cursor &c) {
+  struct Axis {
+    llvm::StringRef name;
+    int64_t size;
+  };
+  std::vector<Axis> axes;
+  if (!c.EatWord("mesh") || !c.Eat('['))
+    return makeError("mesh replica groups need mesh['axis'=size,...]");
+  int64_t total = 1;
+  do {
+    Axis a;
+    if (!c.EatQuotedName(a.name) || !c.Eat('=') || !c.EatInt(a.size) || a.size <= 0)
+      return makeError("malformed mesh axis (expected 'name'=size)");
+    for (const Axis &b : axes)
+      if (b.name == a.name)
+        return makeError("mesh axis '" + a.name + "' is named twice");
+    if (__builtin_mul_overflow(total, a.size, &total) || total > (int64_t(1) << 24))
+      return makeError("mesh replica group dimensions out of range");
+    axes.push_back(a);
+  } while (c.Eat(','));
+  if (!c.Eat(']'))
+    return makeError("malformed mesh (expected ']')");
+  std::vector<int64_t> devices;
+  if (c.Eat(',')) {
+    if (!c.EatWord("device_ids") || !c.Eat('=') || !c.Eat('(') || !EatIntsUntil(c, ')', devices))
+      return makeError("malformed mesh device_ids=(...)");
+    std::vector<bool> seen(static_cast<size_t>(total), false);
+    if (static_cast<int64_t>(devices.size()) != total)
+      return makeError("mesh device_ids do not match the mesh's size");
+    for (int64_t d : devices) {
+      if (d < 0 || d >= total || seen[d])
+        return makeError("mesh device_ids are not a permutation of the devices");
+      seen[d] = true;
+    }
+  } else {
+    for (int64_t d = 0; d < total; ++d)
+      devices.push_back(d);
+  }
+  // The grouped axis refs, in the order listed.
+  struct Ref {
+    size_t axis;
+    int64_t pre, size; // pre == 0: the whole axis
+  };
+  std::vector<Ref> refs;
+  if (!c.Eat('{'))
+    return makeError("mesh replica groups need the grouped axes in braces");
+  if (!c.Eat('}')) {
+    do {
+      llvm::StringRef name;
+      if (!c.EatQuotedName(name))
+        return makeError("malformed mesh axis ref (expected 'name')");
+      size_t k = 0;
+      while (k < axes.size() && axes[k].name != name)
+        ++k;
+      if (k == axes.size())
+        return makeError("mesh axis ref '" + name + "' names no axis of the mesh");
+      Ref r{k, 0, axes[k].size};
+      if (c.Eat(':')) {
+        if (!c.Eat('(') || !c.EatInt(r.pre) || !c.Eat(')') || !c.EatInt(r.size) || r.pre <= 0 ||
+            r.size <= 1 || axes[k].size % r.pre != 0 || (axes[k].size / r.pre) % r.size != 0)
+          return makeError("malformed sub-axis of '" + name + "' (expected 'name':(pre)size "
+                           "dividing the axis)");
+      }
+      refs.push_back(r);
+    } while (c.Eat(','));
+    if (!c.Eat('}'))
+      return makeError("malformed mesh axis refs (expected '}')");
+  }
+  if (!c.AtEnd())
+    return makeError("unexpected text after mesh replica groups");
+  // Split every axis into dimensions, major to minor; grouped[d] is the
+  // position in refs of the ref that dimension d is, or -1.
+  std::vector<int64_t> dims, grouped;
+  for (size_t k = 0; k < axes.size(); ++k) {
+    std::vector<size_t> on; // refs on axis k, by pre
+    for (size_t r = 0; r < refs.size(); ++r)
+      if (refs[r].axis == k)
+        on.push_back(r);
+    std::sort(on.begin(), on.end(), [&](size_t x, size_t y) { return refs[x].pre < refs[y].pre; });
+    int64_t done = 1;
+    for (size_t r : on) {
+      int64_t pre = refs[r].pre == 0 ? 1 : refs[r].pre;
+      if (refs[r].pre == 0 && on.size() > 1)
+        return makeError("mesh axis '" + axes[k].name + "' is grouped whole and in part");
+      if (pre % done != 0)
+        return makeError("sub-axes of '" + axes[k].name + "' overlap");
+      if (pre != done) {
+        dims.push_back(pre / done);
+        grouped.push_back(-1);
+      }
+      dims.push_back(refs[r].size);
+      grouped.push_back(static_cast<int64_t>(r));
+      done = pre * refs[r].size;
+    }
+    if (done != axes[k].size) {
+      if (axes[k].size % done != 0)
+        return makeError("sub-axes of '" + axes[k].name + "' do not divide it");
+      dims.push_back(axes[k].size / done);
+      grouped.push_back(-1);
+    }
+  }
+  // The order of the dimensions: ungrouped ones, then refs as listed.
+  std::vector<size_t> order;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (grouped[d] < 0)
+      order.push_back(d);
+  for (size_t r = 0; r < refs.size(); ++r)
+    for (size_t d = 0; d < dims.size(); ++d)
+      if (grouped[d] == static_cast<int64_t>(r))
+        order.push_back(d);
+  int64_t group_size = 1;
+  for (size_t d = 0; d < dims.size(); ++d)
+    if (grouped[d] >= 0)
+      group_size *= dims[d];
+  std::vector<int64_t> strides(dims.size(), 1);
+  for (int64_t d = static_cast<int64_t>(dims.size()) - 2; d >= 0; --d)
+    strides[d] = strides[d + 1] * dims[d + 1];
+  std::vector<std::vector<int64_t>> groups(static_cast<size_t>(total / group_size));
+  std::vector<int64_t> index(dims.size(), 0);
+  for (int64_t n = 0; n < total; ++n) {
+    int64_t at = 0;
+    for (size_t k = 0; k < order.size(); ++k)
+      at += index[k] * strides[order[k]];
+    groups[n / group_size].push_back(devices[at]);
+    for (int64_t k = static_cast<int64_t>(order.size()) - 1; k >= 0; --k) {
+      if (++index[k] < dims[order[k]])
+        break;
+      index[k] = 0;
+    }
+  }
+  return groups;
+}
+
 } // namespace
 
 llvm::Error InstructionError(const HloInstruction &inst, const llvm::Twine &msg) {
@@ -258,8 +421,17 @@ llvm::Expected<ReplicaGroups> ParseReplicaGroups(llvm::StringRef text) {
     result.was_iota = true;
     return result;
   }
+  if (c.Peek('m')) {
+    auto groups = ExpandMesh(c);
+    if (!groups)
+      return groups.takeError();
+    result.groups = std::move(*groups);
+    result.was_iota = true;
+    return result;
+  }
   if (!c.Eat('{'))
-    return makeError("expected replica groups like {{0,1},{2,3}} or [2,2]<=[4]");
+    return makeError("expected replica groups like {{0,1},{2,3}}, [2,2]<=[4] or "
+                     "mesh['x'=2,'y'=2] {'x'}");
   if (!c.Eat('}')) {
     // Each group is read into inline storage, then copied once at its size.
     llvm::SmallVector<int64_t, 16> group;
