@@ -109,11 +109,11 @@ Instruction *CoreEmitter::emit(std::unique_ptr<Instruction> Inst,
     D.setOffset(D.getOffset() + Low * int64_t(getDataTypeSize(D.getType())));
     D.setPattern(std::move(P));
   }
-  placeDma(I);
   for (const AccessPattern &AP : Reads)
     addDeps(I, AP, false);
   for (const AccessPattern &AP : Writes)
     addDeps(I, AP, true);
+  schedule(I);
   for (const AccessPattern &AP : Reads)
     record(I, AP, false);
   for (const AccessPattern &AP : Writes)
@@ -121,32 +121,38 @@ Instruction *CoreEmitter::emit(std::unique_ptr<Instruction> Inst,
   return I;
 }
 
-void CoreEmitter::placeDma(Instruction *I) {
-  // A queue runs its DMAs in order: a round robin that puts the large
-  // loads of a dot on every other queue (a small and a large load per K
-  // tile) leaves half the queues idle while the other half back up. The
-  // queue with the least work since the last fence (after which every
-  // queue is idle) takes the DMA instead, by the cost model's duration.
-  if (!llvm::isa<InstDMACopy, InstIndirectDMACopy>(I))
-    return;
-  unsigned First = static_cast<unsigned>(Engine::DMA0);
-  unsigned E = static_cast<unsigned>(I->getEngine());
-  if (E < First || E >= First + 16)
-    return;
+void CoreEmitter::schedule(Instruction *I) {
+  // A queue runs its DMAs in order. Round robin puts a dot's wide loads on
+  // every other queue (a narrow stationary and a wide moving load per K
+  // tile) and half the queues back up while the others idle; the queue
+  // with the least work queued instead puts a load behind a store that
+  // waits for compute. So each instruction's start and finish are
+  // estimated (its engine free and its dependencies finished, by the cost
+  // model), and a DMA goes to the queue where it would start first.
   static const analysis::CostModel Model;
-  unsigned Best = E - First;
-  for (unsigned K = 1; K < 16; ++K) {
-    unsigned Q = (E - First + K) % 16;
-    if (DmaQueueNs[Q] < DmaQueueNs[Best])
-      Best = Q;
+  double Ready = 0;
+  for (const Instruction *D : I->dependencies())
+    Ready = std::max(Ready, FinishNs.lookup(D));
+  unsigned E = static_cast<unsigned>(I->getEngine());
+  unsigned First = static_cast<unsigned>(Engine::DMA0);
+  if (llvm::isa<InstDMACopy, InstIndirectDMACopy>(I) && E >= First &&
+      E < First + 16) {
+    unsigned Best = E;
+    for (unsigned K = 1; K < 16; ++K) {
+      unsigned Q = First + (E - First + K) % 16;
+      if (std::max(EngineFreeNs[Q], Ready) < std::max(EngineFreeNs[Best], Ready))
+        Best = Q;
+    }
+    E = Best;
+    I->setEngine(static_cast<Engine>(E));
   }
-  DmaQueueNs[Best] += Model.instructionNs(*I);
-  I->setEngine(static_cast<Engine>(First + Best));
+  double Finish = std::max(EngineFreeNs[E], Ready) + Model.instructionNs(*I);
+  EngineFreeNs[E] = Finish;
+  FinishNs[I] = Finish;
 }
 
 Instruction *CoreEmitter::emitFence(std::unique_ptr<Instruction> Inst) {
   Instruction *I = BB->insert(BB->end(), std::move(Inst));
-  std::fill(std::begin(DmaQueueNs), std::end(DmaQueueNs), 0.0);
   if (LastFence)
     I->addDependency(LastFence);
   // Every pending access, in emission order (Accesses is keyed by pointer,
@@ -162,6 +168,11 @@ Instruction *CoreEmitter::emitFence(std::unique_ptr<Instruction> Inst) {
     I->addDependency(Dep);
   Accesses.clear();
   LastFence = I;
+  // Everything after the fence waits for it: the estimate starts again
+  // from the fence, every engine idle.
+  FinishNs.clear();
+  std::fill(std::begin(EngineFreeNs), std::end(EngineFreeNs), 0.0);
+  schedule(I);
   return I;
 }
 
