@@ -40,6 +40,10 @@ struct DeviceLowering::RingDot {
   DataType TW = DataType::FP32, TO = DataType::FP32;
   /// Tiles exchanged SB to SB between the cores (use_sb_to_sb=1, lnc 2).
   bool SbToSb = false;
+  /// Through DRAM, the cores share each block's free elements, each taking
+  /// the whole other operand (when that operand is the narrower: its
+  /// columns are loaded by every core instead of the block's).
+  bool SplitF = false;
   /// Output element of weight free index f and other column o.
   uint64_t outIndex(uint64_t Fi, uint64_t Oc) const {
     return WeightLhs ? Fi * O + Oc : Oc * F + Fi;
@@ -83,7 +87,9 @@ void DeviceLowering::ringStep(const HloInstruction &I, unsigned Step,
 /// The output tiles of one block, read from Src at element SrcOff. A tile
 /// is at most 128 stationary columns by 512 moving columns (one PSUM bank
 /// of fp32); every output element is accumulated on one core, K upwards, as
-/// the interpreter sums.
+/// the interpreter sums. The K tiles of an operand tile share an SB working
+/// tile as far as its 8 KiB per partition go, each loaded by its own DMA:
+/// a working tile then holds several K tiles in flight instead of one.
 void DeviceLowering::ringBlockTiles(const HloInstruction &I, const RingDot &R,
                                     uint64_t Block, int Src, uint64_t SrcOff) {
   const uint64_t TK = 128;
@@ -91,10 +97,13 @@ void DeviceLowering::ringBlockTiles(const HloInstruction &I, const RingDot &R,
   uint64_t TW = R.WeightLhs ? 128 : 512, TOth = R.WeightLhs ? 512 : 128;
   uint64_t Base = Block * R.Fb, FCount = R.Fb, KCount = R.K;
   unsigned Sz = getDataTypeSize(R.TW);
-  // Core c multiplies the block by its share [O c / L, O (c+1) / L) of the
-  // other operand's columns.
+  // Core c multiplies its share of the block's free elements by the whole
+  // other operand (SplitF), or the whole block by its share
+  // [O c / L, O (c+1) / L) of the other operand's columns.
   auto share = [&](unsigned C) {
-    return std::make_pair(R.O * C / L, R.O * (C + 1) / L);
+    if (R.SplitF)
+      return std::pair<uint64_t, uint64_t>(0, R.O);
+    return std::pair<uint64_t, uint64_t>(R.O * C / L, R.O * (C + 1) / L);
   };
   uint64_t MaxPieces = 0;
   for (unsigned C = 0; C < L; ++C)
@@ -103,11 +112,21 @@ void DeviceLowering::ringBlockTiles(const HloInstruction &I, const RingDot &R,
   // starting at Rows[c'] of the block. Through DRAM a tile is one slice.
   uint64_t Slices = R.SbToSb ? L : 1;
   uint64_t PerSlice = FCount / Slices, Width = TW / Slices;
-  for (uint64_t P0 = 0; P0 < PerSlice; P0 += Width) {
-    uint64_t Wt = std::min(Width, PerSlice - P0);
+  // Core c's free elements of each slice: [FLo(c), FLo(c) + FLen(c)).
+  auto fLo = [&](unsigned C) { return R.SplitF ? PerSlice * C / L : 0; };
+  auto fLen = [&](unsigned C) {
+    return R.SplitF ? PerSlice * (C + 1) / L - fLo(C) : PerSlice;
+  };
+  uint64_t MaxLen = 0;
+  for (unsigned C = 0; C < L; ++C)
+    MaxLen = std::max(MaxLen, fLen(C));
+  for (uint64_t P0 = 0; P0 < MaxLen; P0 += Width) {
     for (uint64_t Q = 0; Q < std::max<uint64_t>(MaxPieces, 1); ++Q) {
       for (unsigned C = 0; C < L; ++C) {
         CoreEmitter &E = Cores[C];
+        if (P0 >= fLen(C))
+          continue; // SplitF only: the SB-to-SB path has no such core
+        uint64_t Wt = std::min(Width, fLen(C) - P0);
         auto [S0, S1] = share(C);
         uint64_t O0 = S0 + Q * TOth;
         bool Work = O0 < S1;
@@ -116,38 +135,48 @@ void DeviceLowering::ringBlockTiles(const HloInstruction &I, const RingDot &R,
           continue;
         MemoryLocation *Ps = Work ? E.nextPsum() : nullptr;
         unsigned Cols = static_cast<unsigned>(Wt * Slices);
+        // G K tiles per working tile of the weight and of the other
+        // operand, taken together and used by these G K tiles only (the
+        // round robin of the working tiles never hands out one in use).
+        uint64_t G = std::max<uint64_t>(1, SlotBytes / (std::max<uint64_t>(Cols, Ot) * Sz));
+        MemoryLocation *WS = nullptr, *OS = nullptr;
         for (uint64_t K0 = 0; K0 < KCount; K0 += TK) {
+          uint64_t KT = K0 / TK;
           unsigned Kt = static_cast<unsigned>(std::min(TK, KCount - K0));
-          MemoryLocation *WS = E.nextSlot(R.TW);
-          AccessPattern WAll(WS, 0, Kt, 0, {{1, Cols}}, R.TW);
+          if (KT % G == 0) {
+            WS = E.nextSlot(R.TW);
+            OS = Work ? E.nextSlot(R.TW) : nullptr;
+          }
+          uint64_t WOff = (KT % G) * Cols * Sz;
+          AccessPattern WAll(WS, 0, Kt, WOff, {{1, Cols}}, R.TW);
           // Partition k, column f: element (k, f) of the block.
-          auto load = [&](uint64_t Slice, MemoryLocation *Into, uint64_t Col) {
-            uint64_t Fl = Slice * PerSlice + P0;
+          auto load = [&](uint64_t Slice, uint64_t Col) {
+            uint64_t Fl = Slice * PerSlice + fLo(C) + P0;
             E.emit(std::make_unique<InstDMACopy>(name(C, I, "ld_w"), E.nextDma(),
                                                  false),
                    {dram(Src, C, SrcOff + K0 * R.SK + Fl * R.SF,
                          {{static_cast<int64_t>(R.SK), Kt},
                           {static_cast<int64_t>(R.SF), Wt}})},
-                   {AccessPattern(Into, 0, Kt, Col * Wt * Sz, {{1, Wt}}, R.TW)});
+                   {AccessPattern(WS, 0, Kt, WOff + Col * Wt * Sz, {{1, Wt}}, R.TW)});
           };
           if (!R.SbToSb) {
-            load(0, WS, 0);
+            load(0, 0);
           } else {
             // Own slice from DRAM, the peer's by a local SB-to-SB swap.
-            load(C, WS, C);
+            load(C, C);
             std::string X = (I.name() + ".xchg" + llvm::Twine(NextExchange) +
                              "." + llvm::Twine(K0 / TK)).str();
             E.emit(std::make_unique<InstCollectiveCompute>(
                        E.uniqueName(X), Engine::POOL, CollectiveKind::SendRecvCCE,
                        std::vector<unsigned>{0, 1}, ReduceOp::None,
                        /*Local=*/true),
-                   {AccessPattern(WS, 0, Kt, C * Wt * Sz, {{1, Wt}}, R.TW)},
-                   {AccessPattern(WS, 0, Kt, (1 - C) * Wt * Sz, {{1, Wt}}, R.TW)});
+                   {AccessPattern(WS, 0, Kt, WOff + C * Wt * Sz, {{1, Wt}}, R.TW)},
+                   {AccessPattern(WS, 0, Kt, WOff + (1 - C) * Wt * Sz, {{1, Wt}},
+                                  R.TW)});
           }
           if (!Work)
             continue;
-          MemoryLocation *OS = E.nextSlot(R.TW);
-          AccessPattern OAp(OS, 0, Kt, 0, {{1, Ot}}, R.TW);
+          AccessPattern OAp(OS, 0, Kt, (KT % G) * Ot * Sz, {{1, Ot}}, R.TW);
           E.emit(std::make_unique<InstDMACopy>(name(C, I, "ld_x"), E.nextDma(),
                                                false),
                  {dram(R.Other, C, K0 * R.O + O0,
@@ -176,7 +205,7 @@ void DeviceLowering::ringBlockTiles(const HloInstruction &I, const RingDot &R,
                {Acc}, {AccessPattern(SO, 0, Parts, 0, {{1, Free}}, R.TO)});
         unsigned OSz = getDataTypeSize(R.TO);
         for (uint64_t Sl = 0; Sl < Slices; ++Sl) {
-          uint64_t Row = Base + Sl * PerSlice + P0;
+          uint64_t Row = Base + Sl * PerSlice + fLo(C) + P0;
           AccessPattern Part =
               R.WeightLhs
                   ? AccessPattern(SO, static_cast<unsigned>(Sl * Wt),
@@ -280,6 +309,32 @@ llvm::Expected<Val> DeviceLowering::lowerCollectiveMatmul(const HloInstruction &
     return TO.takeError();
   RingForm Form = ringForm(*Mn, OS, I.shape());
   if (Form == RingForm::Gathered) {
+    // The other operand is laid out for the dot first, as [batch]
+    // [contracting][free] (lowerDotOf then takes it as it is): its moves,
+    // a transpose for an activation [M, K], run on the DMA queues under
+    // the ring's transfers instead of after them.
+    const std::vector<int64_t> &OB = WeightLhs ? DN.rhs_batch_dimensions
+                                               : DN.lhs_batch_dimensions;
+    std::vector<int64_t> OFr = freeDims(OS, OB, OC);
+    int OtherT = canonicalOperand(I, Ops[1].Buf, OS, OB, OC, OFr,
+                                  WeightLhs ? "rhsT" : "lhsT");
+    std::vector<int64_t> Laid;
+    for (llvm::ArrayRef<int64_t> List : {llvm::ArrayRef<int64_t>(OB),
+                                         llvm::ArrayRef<int64_t>(OC),
+                                         llvm::ArrayRef<int64_t>(OFr)})
+      for (int64_t Dm : List)
+        Laid.push_back(OS.dimensions(Dm));
+    const Shape LaidShape(OS.element_type(), Laid);
+    hlo::DotDimensionNumbers LaidDN = DN;
+    std::vector<int64_t> &LB = WeightLhs ? LaidDN.rhs_batch_dimensions
+                                         : LaidDN.lhs_batch_dimensions;
+    std::vector<int64_t> &LC = WeightLhs ? LaidDN.rhs_contracting_dimensions
+                                         : LaidDN.lhs_contracting_dimensions;
+    LB.resize(OB.size());
+    std::iota(LB.begin(), LB.end(), 0);
+    LC.resize(OC.size());
+    std::iota(LC.begin(), LC.end(), static_cast<int64_t>(OB.size()));
+    Val OtherV = arrayVal(OtherT);
     int G = newBuffer((I.name() + ".gathered").str(), T, n * E);
     int Stacked = Outer == 1 ? G
                              : newBuffer((I.name() + ".stacked").str(), T, n * E);
@@ -299,8 +354,8 @@ llvm::Expected<Val> DeviceLowering::lowerCollectiveMatmul(const HloInstruction &
     barrier((I.name() + ".gathered").str());
     Val W = arrayVal(G);
     if (WeightLhs)
-      return lowerDotOf(I, WS, OS, DN, {W, Ops[1]}, Mn->dot_shape);
-    return lowerDotOf(I, OS, WS, DN, {Ops[1], W}, Mn->dot_shape);
+      return lowerDotOf(I, WS, LaidShape, LaidDN, {W, OtherV}, Mn->dot_shape);
+    return lowerDotOf(I, LaidShape, WS, LaidDN, {OtherV, W}, Mn->dot_shape);
   }
   RingDot R;
   R.Form = Form;
@@ -336,6 +391,7 @@ llvm::Expected<Val> DeviceLowering::lowerCollectiveMatmul(const HloInstruction &
   // partition-major; more cores, and the other forms, go through DRAM.
   R.SbToSb = Form == RingForm::Rows && L == 2 && Mn->config.use_sb_to_sb &&
              R.Fb % L == 0;
+  R.SplitF = !R.SbToSb && L > 1 && R.O < R.Fb && R.Fb >= L;
   if (R.O == 0)
     return arrayVal(*Out);
   R.Other = canonicalOperand(I, Ops[1].Buf, OS, {}, OC, OF, "other");

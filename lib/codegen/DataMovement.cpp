@@ -6,6 +6,22 @@
 
 namespace loom::codegen::detail {
 
+namespace {
+
+/// Bytes' worth of queue time one DMA descriptor costs (the cost model's
+/// dma-descriptor-bytes default, docs/cost-model.md).
+constexpr uint64_t DmaRunCost = 256;
+
+/// The contiguous runs of a walk: one per element unless its innermost
+/// dimension is unit-step.
+uint64_t runsOf(const Dims &D) {
+  Dims N = normalize(D);
+  uint64_t Elems = countOf(N);
+  return N.back().Step == 1 ? Elems / N.back().Count : Elems;
+}
+
+} // namespace
+
 void DeviceLowering::move(const HloInstruction &I, int Src, uint64_t SrcOff,
                           Dims SrcD, int Dst, uint64_t DstOff, Dims DstD,
                           const RunTimeOffset *RT, unsigned FirstCore) {
@@ -19,13 +35,17 @@ void DeviceLowering::move(const HloInstruction &I, int Src, uint64_t SrcOff,
                     SrcD[0].Count == DstD[0].Count && Outer > 1;
   uint64_t Elems = countOf(SrcD);
   unsigned Pieces = 1;
-  if (Splittable) {
-    // About 64 Ki elements per DMA, at most 4 per core.
-    uint64_t Want = std::max<uint64_t>(1, Elems / 65536);
+  if (Splittable && Elems >= 4096) {
+    // A DMA queue spends a descriptor per contiguous run on top of the
+    // bytes (docs/cost-model.md, "Descriptors"): a transpose or a broadcast
+    // moves one element per run and costs far more than its bytes. Split by
+    // that work, about 64 KiB of it per DMA, over at most every queue of
+    // every core (16 each), so that such a move runs on all of them.
+    uint64_t Size = getDataTypeSize(Bufs[Src].T);
+    uint64_t Work = Elems * Size + DmaRunCost * std::max(runsOf(SrcD), runsOf(DstD));
+    uint64_t Want = std::max<uint64_t>(1, Work / 65536);
     Pieces = static_cast<unsigned>(std::min<uint64_t>(
-        {Outer, static_cast<uint64_t>(4 * L), std::max<uint64_t>(Want, L)}));
-    if (Elems < 4096)
-      Pieces = 1;
+        {Outer, static_cast<uint64_t>(16 * L), std::max<uint64_t>(Want, L)}));
   }
   for (unsigned K = 0; K < Pieces; ++K) {
     uint64_t Lo = Outer * K / Pieces, Hi = Outer * (K + 1) / Pieces;
@@ -96,6 +116,49 @@ llvm::Expected<Val> DeviceLowering::lowerBitcastLayouts(const HloInstruction &I,
   return arrayVal(*Out);
 }
 
+/// A broadcast whose trailing dimensions repeat one element reads it once
+/// per element: a DMA descriptor each (docs/cost-model.md). When that run of
+/// T copies is long, the first R of each run are written that way, then
+/// the other T / R - 1 rows of R copied from the first, contiguous runs of
+/// R: R + T / R descriptors per run instead of T (docs/codegen.md, "Data
+/// movement"). The copies are exact: the same bytes either way.
+bool DeviceLowering::broadcastByRows(const HloInstruction &I, int Src,
+                                     const Dims &SrcD, int Out,
+                                     llvm::ArrayRef<int64_t> OutDims) {
+  size_t J = SrcD.size();
+  while (J > 0 && SrcD[J - 1].Step == 0)
+    --J;
+  uint64_t T = 1;
+  for (size_t K = J; K < OutDims.size(); ++K)
+    T *= static_cast<uint64_t>(OutDims[K]);
+  if (T < 256)
+    return false;
+  // The row length R dividing T with the fewest descriptors, R + T / R.
+  uint64_t R = 1;
+  for (uint64_t D = 2; D * D <= T; ++D)
+    if (T % D == 0)
+      R = D;
+  if (R == 1)
+    return false;
+  R = T / R; // the larger of the pair: longer contiguous runs, as many descriptors
+  std::vector<int64_t> OutStr = rowMajorStrides(OutDims);
+  Dims Lead, LeadOut;
+  for (size_t K = 0; K < J; ++K) {
+    Lead.push_back(SrcD[K]);
+    LeadOut.push_back({OutStr[K], static_cast<uint64_t>(OutDims[K])});
+  }
+  auto with = [](Dims D, std::initializer_list<PatternDim> More) {
+    D.insert(D.end(), More);
+    return D;
+  };
+  const int64_t RS = static_cast<int64_t>(R);
+  move(I, Src, 0, with(Lead, {{0, R}}), Out, 0, with(LeadOut, {{1, R}}));
+  barrier((I.name() + ".row").str());
+  move(I, Out, 0, with(LeadOut, {{0, T / R - 1}, {1, R}}), Out, R,
+       with(LeadOut, {{RS, T / R - 1}, {1, R}}));
+  return true;
+}
+
 /// The chunks of a stream of N elements through 128 x F tiles: full tiles,
 /// then the rows that are left, then the last partial row.
 // ---- Data movement --------------------------------------------------------------
@@ -144,7 +207,8 @@ llvm::Expected<Val> DeviceLowering::lowerDataMovement(const HloInstruction &I,
           Step = OpStr[J];
       Src.push_back({Step, static_cast<uint64_t>(OutDims[K])});
     }
-    move(I, Ops[0].Buf, 0, Src, *Out, 0, contiguous(OutDims));
+    if (!broadcastByRows(I, Ops[0].Buf, Src, *Out, OutDims))
+      move(I, Ops[0].Buf, 0, Src, *Out, 0, contiguous(OutDims));
     break;
   }
   case HloOpcode::kSlice: {

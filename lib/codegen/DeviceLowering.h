@@ -279,6 +279,11 @@ private:
   void move(const HloInstruction &I, int Src, uint64_t SrcOff, Dims SrcD,
             int Dst, uint64_t DstOff, Dims DstD,
             const RunTimeOffset *RT = nullptr, unsigned FirstCore = 0);
+  /// A broadcast repeating its trailing element in rows, if that is
+  /// cheaper than one descriptor per element (DataMovement.cpp); false
+  /// when it moved nothing.
+  bool broadcastByRows(const HloInstruction &I, int Src, const Dims &SrcD,
+                       int Out, llvm::ArrayRef<int64_t> OutDims);
   /// Streams elementwise work through SB: Make builds the engine
   /// instruction for one chunk.
   using MakeOp = std::function<std::unique_ptr<Instruction>(

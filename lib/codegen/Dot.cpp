@@ -52,22 +52,28 @@ int DeviceLowering::canonicalOperand(const HloInstruction &I, int Buf,
                                      llvm::StringRef Tag) {
   std::vector<int64_t> Dm(S.dimensions().begin(), S.dimensions().end());
   std::vector<int64_t> St = rowMajorStrides(Dm);
-  Dims Src;
-  std::vector<int64_t> Order;
+  Dims Src, Dst;
+  std::vector<int64_t> Order, Permuted;
   for (llvm::ArrayRef<int64_t> List : {Bt, Ct, Fr})
     for (int64_t D : List)
       Order.push_back(D);
   bool Identity = true;
   for (size_t J = 0; J < Order.size(); ++J) {
     Src.push_back({St[Order[J]], static_cast<uint64_t>(Dm[Order[J]])});
+    Permuted.push_back(Dm[Order[J]]);
     Identity &= Order[J] == static_cast<int64_t>(J);
   }
   if (Identity)
     return Buf;
+  // The destination walk has the source's dimensions, so that the move
+  // splits along the outermost over the cores and the DMA queues (a
+  // transpose moves one element per descriptor).
+  std::vector<int64_t> PSt = rowMajorStrides(Permuted);
+  for (size_t J = 0; J < Order.size(); ++J)
+    Dst.push_back({PSt[J], static_cast<uint64_t>(Permuted[J])});
   int Scratch = newBuffer((I.name() + "." + Tag).str(), Bufs[Buf].T,
                           Bufs[Buf].Elems);
-  uint64_t E = Bufs[Scratch].Elems;
-  move(I, Buf, 0, Src, Scratch, 0, {{1, E}});
+  move(I, Buf, 0, Src, Scratch, 0, Dst);
   return Scratch;
 }
 
@@ -157,11 +163,24 @@ llvm::Expected<Val> DeviceLowering::lowerDotOf(
         MemoryLocation *Ps = E.nextPsum();
         AccessPattern Acc(Ps, 0, static_cast<unsigned>(Mt), 0, {{1, Nt}},
                           DataType::FP32);
+        // G K tiles of each operand share an SB working tile, as far as
+        // its 8 KiB per partition go, each loaded by its own DMA: several
+        // K tiles in flight per working tile instead of one. Both working
+        // tiles are taken together and used by these G K tiles only, so
+        // the round robin of the tiles never hands out one still in use.
+        unsigned Sz = getDataTypeSize(TL);
+        uint64_t G = std::max<uint64_t>(1, SlotBytes / (std::max(Mt, Nt) * Sz));
+        MemoryLocation *SS = nullptr, *SM = nullptr;
         for (uint64_t K0 = 0; K0 < K; K0 += TK) {
-          uint64_t Kt = std::min(TK, K - K0);
-          MemoryLocation *SS = E.nextSlot(TL), *SM = E.nextSlot(TL);
-          AccessPattern Stat(SS, 0, static_cast<unsigned>(Kt), 0, {{1, Mt}}, TL);
-          AccessPattern Mov(SM, 0, static_cast<unsigned>(Kt), 0, {{1, Nt}}, TL);
+          uint64_t Kt = std::min(TK, K - K0), KT = K0 / TK;
+          if (KT % G == 0) {
+            SS = E.nextSlot(TL);
+            SM = E.nextSlot(TL);
+          }
+          AccessPattern Stat(SS, 0, static_cast<unsigned>(Kt), (KT % G) * Mt * Sz,
+                             {{1, Mt}}, TL);
+          AccessPattern Mov(SM, 0, static_cast<unsigned>(Kt), (KT % G) * Nt * Sz,
+                            {{1, Nt}}, TL);
           E.emit(std::make_unique<InstDMACopy>(name(Core, I, "ld_w"),
                                                E.nextDma(), false),
                  {dram(LT, Core, Bi * K * M + K0 * M + M0,

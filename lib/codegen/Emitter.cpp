@@ -1,5 +1,6 @@
 #include "Emitter.h"
 
+#include "loom/bir/analysis/CostModel.h"
 
 #include <algorithm>
 
@@ -112,11 +113,42 @@ Instruction *CoreEmitter::emit(std::unique_ptr<Instruction> Inst,
     addDeps(I, AP, false);
   for (const AccessPattern &AP : Writes)
     addDeps(I, AP, true);
+  schedule(I);
   for (const AccessPattern &AP : Reads)
     record(I, AP, false);
   for (const AccessPattern &AP : Writes)
     record(I, AP, true);
   return I;
+}
+
+void CoreEmitter::schedule(Instruction *I) {
+  // A queue runs its DMAs in order. Round robin puts a dot's wide loads on
+  // every other queue (a narrow stationary and a wide moving load per K
+  // tile) and half the queues back up while the others idle; the queue
+  // with the least work queued instead puts a load behind a store that
+  // waits for compute. So each instruction's start and finish are
+  // estimated (its engine free and its dependencies finished, by the cost
+  // model), and a DMA goes to the queue where it would start first.
+  static const analysis::CostModel Model;
+  double Ready = 0;
+  for (const Instruction *D : I->dependencies())
+    Ready = std::max(Ready, FinishNs.lookup(D));
+  unsigned E = static_cast<unsigned>(I->getEngine());
+  unsigned First = static_cast<unsigned>(Engine::DMA0);
+  if (llvm::isa<InstDMACopy, InstIndirectDMACopy>(I) && E >= First &&
+      E < First + 16) {
+    unsigned Best = E;
+    for (unsigned K = 1; K < 16; ++K) {
+      unsigned Q = First + (E - First + K) % 16;
+      if (std::max(EngineFreeNs[Q], Ready) < std::max(EngineFreeNs[Best], Ready))
+        Best = Q;
+    }
+    E = Best;
+    I->setEngine(static_cast<Engine>(E));
+  }
+  double Finish = std::max(EngineFreeNs[E], Ready) + Model.instructionNs(*I);
+  EngineFreeNs[E] = Finish;
+  FinishNs[I] = Finish;
 }
 
 Instruction *CoreEmitter::emitFence(std::unique_ptr<Instruction> Inst) {
@@ -136,6 +168,11 @@ Instruction *CoreEmitter::emitFence(std::unique_ptr<Instruction> Inst) {
     I->addDependency(Dep);
   Accesses.clear();
   LastFence = I;
+  // Everything after the fence waits for it: the estimate starts again
+  // from the fence, every engine idle.
+  FinishNs.clear();
+  std::fill(std::begin(EngineFreeNs), std::end(EngineFreeNs), 0.0);
+  schedule(I);
   return I;
 }
 

@@ -65,7 +65,9 @@ public:
   /// The instructions emitted so far (fences not counted).
   uint64_t numEmitted() const { return NextSeq; }
 
-  /// The next DMA queue, round robin over the 16.
+  /// The next DMA queue, round robin over the 16. emit() then moves a DMA
+  /// to the queue where it would start first in an estimate of the
+  /// schedule (by the cost model), ties going round robin.
   bir::Engine nextDma();
   /// The next SB working tile of type T (128 partitions x SlotBytes).
   bir::MemoryLocation *nextSlot(bir::DataType T);
@@ -98,6 +100,12 @@ private:
   uint64_t NextTensorId = 0;
   uint64_t NextSeq = 0;
   unsigned NextDmaQueue = 0;
+  /// An estimate of the schedule, by the cost model: when each engine is
+  /// next free and when each instruction finishes (dependencies included,
+  /// other cores' barriers not), for placing DMAs.
+  double EngineFreeNs[256] = {};
+  llvm::DenseMap<const bir::Instruction *, double> FinishNs;
+  void schedule(bir::Instruction *I);
   struct NameSet {
     llvm::StringMap<unsigned> Counts;
     llvm::StringSet<> Used;
