@@ -8,6 +8,8 @@
 // piece; operands defined pieces earlier (parameters at the top) and
 // references to instructions defined later; the ROOT and the computation's
 // trailer in a later piece than its header.
+#include "HloTestUtil.h"
+
 #include "loom/hlo/ir/HloComputation.h"
 #include "loom/hlo/parser/HloParser.h"
 
@@ -21,34 +23,10 @@ using namespace loom::hlo;
 
 namespace {
 
-struct Outcome {
-  std::string text;
-  std::string users; // every instruction's users, in order
-  bool ok = false;
-  size_t pieces = 0;
-};
+using testutil::Outcome;
 
 Outcome ParseWith(const std::string &text, unsigned threads, size_t min_chunk_bytes) {
-  HloParseOptions options;
-  options.threads = threads;
-  options.min_chunk_bytes = min_chunk_bytes;
-  Outcome out;
-  options.pieces_joined = &out.pieces;
-  auto module = ParseHloModuleOwned(text, "in.hlo", options);
-  if (!module) {
-    out.text = llvm::toString(module.takeError());
-    return out;
-  }
-  out.ok = true;
-  out.text = (*module)->ToString();
-  for (const HloComputation *c : (*module)->computations())
-    for (const HloInstruction *i : c->instructions()) {
-      out.users += i->name().str() + ":";
-      for (const HloInstruction *u : i->users())
-        out.users += " " + u->name().str();
-      out.users += "\n";
-    }
-  return out;
+  return testutil::ParseWith(text, threads, min_chunk_bytes, /*with_users=*/true);
 }
 
 /// The threaded outcomes equal the sequential one; returns the latter.

@@ -30,28 +30,8 @@ using testutil::HloFilesUnder;
 using testutil::ReadFile;
 using testutil::SourceRoot;
 
-/// What a parse gives: the printed module, or the error text.
-struct Outcome {
-  std::string text;
-  bool ok = false;
-  size_t pieces = 0;
-};
-
-Outcome ParseWith(const std::string &text, unsigned threads, size_t min_chunk_bytes) {
-  HloParseOptions options;
-  options.threads = threads;
-  options.min_chunk_bytes = min_chunk_bytes;
-  Outcome out;
-  options.pieces_joined = &out.pieces;
-  auto module = ParseHloModuleOwned(text, "in.hlo", options);
-  if (!module) {
-    out.text = llvm::toString(module.takeError());
-    return out;
-  }
-  out.ok = true;
-  out.text = (*module)->ToString();
-  return out;
-}
+using testutil::Outcome;
+using testutil::ParseWith;
 
 Outcome Sequential(const std::string &text) { return ParseWith(text, 1, 1); }
 /// Pieces of a byte or more: every computation start is a piece start.

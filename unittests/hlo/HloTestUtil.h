@@ -121,6 +121,43 @@ inline bool RunPassAndVerify(HloPassInterface &pass, HloModule &module,
 
 /// The instruction named `name` in any computation; a test failure and
 /// nullptr when there is none.
+/// What a parse with HloParseOptions gives: the printed module or the
+/// error's whole text, and how many pieces were joined. With
+/// `with_users`, also every instruction's users in order, one line each.
+struct Outcome {
+  std::string text;
+  std::string users;
+  bool ok = false;
+  size_t pieces = 0;
+};
+
+/// Parses `text` on `threads` threads with pieces of at least
+/// `min_chunk_bytes` (one byte: a piece may start at every line).
+inline Outcome ParseWith(const std::string &text, unsigned threads, size_t min_chunk_bytes,
+                         bool with_users = false) {
+  HloParseOptions options;
+  options.threads = threads;
+  options.min_chunk_bytes = min_chunk_bytes;
+  Outcome out;
+  options.pieces_joined = &out.pieces;
+  auto module = ParseHloModuleOwned(text, "in.hlo", options);
+  if (!module) {
+    out.text = llvm::toString(module.takeError());
+    return out;
+  }
+  out.ok = true;
+  out.text = (*module)->ToString();
+  if (with_users)
+    for (const HloComputation *c : (*module)->computations())
+      for (const HloInstruction *i : c->instructions()) {
+        out.users += i->name().str() + ":";
+        for (const HloInstruction *u : i->users())
+          out.users += " " + u->name().str();
+        out.users += "\n";
+      }
+  return out;
+}
+
 inline HloInstruction *Find(const HloModule &module, llvm::StringRef name) {
   for (HloComputation *comp : module.computations())
     if (HloInstruction *inst = comp->GetInstructionWithName(name))

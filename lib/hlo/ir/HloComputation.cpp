@@ -34,7 +34,7 @@ HloInstruction *HloComputation::AddInstruction(std::unique_ptr<HloInstruction> i
     if (op->parent_ != this)
       ForgetPostOrder();
   }
-  if (inst->control_)
+  if (!inst->control_predecessors().empty() || !inst->control_successors().empty())
     ForgetPostOrder();
   inst->order_index_ = static_cast<uint32_t>(order_.size());
   order_.push_back(std::move(instruction));

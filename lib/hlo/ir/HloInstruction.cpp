@@ -11,9 +11,7 @@
 namespace loom::hlo {
 
 HloInstruction::HloInstruction(HloOpcode opcode, Shape shape)
-    : opcode_(opcode), owned_shape_(std::make_unique<Shape>(std::move(shape))) {
-  shape_ = owned_shape_.get();
-}
+    : opcode_(opcode), owns_shape_(true), shape_(new Shape(std::move(shape))) {}
 
 HloInstruction::HloInstruction(HloOpcode opcode, const Shape *shared_shape)
     : opcode_(opcode), shape_(shared_shape) {}
@@ -27,14 +25,21 @@ HloInstruction::CreateWithSharedShape(HloOpcode opcode, const Shape *shape,
 }
 
 Shape *HloInstruction::mutable_shape() {
-  if (!owned_shape_) {
-    owned_shape_ = std::make_unique<Shape>(*shape_);
-    shape_ = owned_shape_.get();
+  if (!owns_shape_) {
+    shape_ = new Shape(*shape_);
+    owns_shape_ = true;
   }
-  return owned_shape_.get();
+  return const_cast<Shape *>(shape_);
 }
 
-HloInstruction::~HloInstruction() = default;
+HloInstruction::~HloInstruction() {
+  if (owns_shape_)
+    delete shape_;
+}
+
+// What every instruction of a parsed module costs, in its slab with the
+// 8-byte tag (docs/performance.md): kept to 13 blocks of 16 bytes.
+static_assert(sizeof(HloInstruction) <= 200);
 
 // operator new places an instruction 8 bytes into a 16-aligned block.
 static_assert(alignof(HloInstruction) <= detail::kInstructionAlignment);
@@ -60,8 +65,8 @@ std::string HloInstruction::OpcodeText() const {
 static constexpr size_t kUserIndexThreshold = 16;
 
 void HloInstruction::AddUser(HloInstruction *user) {
-  if (user_index_) {
-    if (user_index_->try_emplace(user, users_.size()).second)
+  if (llvm::DenseMap<HloInstruction *, size_t> *index = user_index()) {
+    if (index->try_emplace(user, users_.size()).second)
       users_.push_back(user);
     return;
   }
@@ -70,9 +75,10 @@ void HloInstruction::AddUser(HloInstruction *user) {
   users_.push_back(user);
   if (users_.size() <= kUserIndexThreshold)
     return;
-  user_index_ = std::make_unique<llvm::DenseMap<HloInstruction *, size_t>>();
+  auto &index = MutableCold().user_index;
+  index = std::make_unique<llvm::DenseMap<HloInstruction *, size_t>>();
   for (size_t i = 0; i < users_.size(); ++i)
-    user_index_->try_emplace(users_[i], i);
+    index->try_emplace(users_[i], i);
 }
 
 void HloInstruction::SetMissingOperand(int64_t i, HloInstruction *operand) {
@@ -86,34 +92,36 @@ void HloInstruction::SetMissingOperand(int64_t i, HloInstruction *operand) {
 }
 
 bool HloInstruction::HasUser(const HloInstruction *user) const {
-  if (user_index_)
-    return user_index_->count(const_cast<HloInstruction *>(user)) != 0;
+  if (llvm::DenseMap<HloInstruction *, size_t> *index = user_index())
+    return index->count(const_cast<HloInstruction *>(user)) != 0;
   return llvm::is_contained(users_, user);
 }
 
 void HloInstruction::RemoveUser(HloInstruction *user) {
-  if (!user_index_) {
+  llvm::DenseMap<HloInstruction *, size_t> *index = user_index();
+  if (!index) {
     auto it = llvm::find(users_, user);
     if (it != users_.end())
       users_.erase(it);
     return;
   }
-  auto it = user_index_->find(user);
-  if (it == user_index_->end())
+  auto it = index->find(user);
+  if (it == index->end())
     return;
   // Swap with the last user so removal stays O(1) on long lists.
   size_t pos = it->second;
-  user_index_->erase(it);
+  index->erase(it);
   if (pos + 1 != users_.size()) {
     users_[pos] = users_.back();
-    (*user_index_)[users_[pos]] = pos;
+    (*index)[users_[pos]] = pos;
   }
   users_.pop_back();
 }
 
 void HloInstruction::ClearUsers() {
   users_.clear();
-  user_index_.reset();
+  if (cold_)
+    cold_->user_index.reset();
 }
 
 void HloInstruction::AppendOperand(HloInstruction *operand) {
@@ -171,36 +179,37 @@ void HloInstruction::DetachOperands() {
   operands_.clear();
 }
 
-HloInstruction::ControlEdges &HloInstruction::MutableControl() {
-  if (!control_)
-    control_ = std::make_unique<ControlEdges>();
-  return *control_;
+HloInstruction::Cold &HloInstruction::MutableCold() {
+  if (!cold_)
+    cold_ = std::make_unique<Cold>();
+  return *cold_;
 }
 
 void HloInstruction::AddControlDependencyTo(HloInstruction *successor) {
   if (llvm::is_contained(control_successors(), successor))
     return;
-  MutableControl().succs.push_back(successor);
-  successor->MutableControl().preds.push_back(this);
+  MutableCold().succs.push_back(successor);
+  successor->MutableCold().preds.push_back(this);
   if (successor->parent_)
     successor->parent_->ForgetPostOrder();
 }
 
 void HloInstruction::RemoveControlDependencyTo(HloInstruction *successor) {
-  if (control_)
-    llvm::erase_value(control_->succs, successor);
-  if (successor->control_)
-    llvm::erase_value(successor->control_->preds, this);
+  if (cold_)
+    llvm::erase_value(cold_->succs, successor);
+  if (successor->cold_)
+    llvm::erase_value(successor->cold_->preds, this);
 }
 
 void HloInstruction::DropAllControlDeps() {
-  if (!control_)
+  if (!cold_)
     return;
-  for (HloInstruction *pred : control_->preds)
-    llvm::erase_value(pred->control_->succs, this);
-  for (HloInstruction *succ : control_->succs)
-    llvm::erase_value(succ->control_->preds, this);
-  control_.reset();
+  for (HloInstruction *pred : cold_->preds)
+    llvm::erase_value(pred->cold_->succs, this);
+  for (HloInstruction *succ : cold_->succs)
+    llvm::erase_value(succ->cold_->preds, this);
+  cold_->preds.clear();
+  cold_->succs.clear();
 }
 
 bool HloInstruction::IsRoot() const {

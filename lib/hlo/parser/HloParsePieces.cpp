@@ -144,21 +144,20 @@ bool Parser::ParsePieceHead() {
 // part (where a dump declares its parameters), then the others backwards.
 // False when one is missing or written with another shape than its
 // definition's text (the sequential parser decides those).
-bool Parser::ResolveCrossOperands(llvm::ArrayRef<const NameMap<Scope::Defined> *> earlier) {
+bool Parser::ResolveCrossOperands(llvm::ArrayRef<const ScopeNames *> earlier) {
   for (CrossOperand &cross : cross_) {
-    HloName key = NameKey(cross.name);
-    const Scope::Defined *found = nullptr;
-    for (size_t k = 0; k < earlier.size() && !found; ++k) {
+    const ScopeNames *names = nullptr;
+    uint32_t found = ScopeNames::kNone;
+    for (size_t k = 0; k < earlier.size() && found == ScopeNames::kNone; ++k) {
       size_t part = k == 0 ? earlier.size() - 1 : k == 1 ? 0 : earlier.size() - k;
-      auto it = earlier[part]->find(key);
-      if (it != earlier[part]->end())
-        found = &it->second;
+      names = earlier[part];
+      found = names->Find(cross.name);
     }
-    if (!found || !found->instruction)
+    if (found == ScopeNames::kNone || !names->instruction(found))
       return false;
-    if (!cross.written_shape.empty() && !SameText(cross.written_shape, found->shape_text))
+    if (!cross.written_shape.empty() && !SameText(cross.written_shape, names->shape_text(found)))
       return false;
-    cross.definition = found->instruction;
+    cross.definition = names->instruction(found);
   }
   return true;
 }
@@ -231,9 +230,9 @@ bool Parser::TryParsePieces(unsigned threads, llvm::ArrayRef<const char *> start
   HloComputation *entry = nullptr;
   bool entry_seen = false;
   Parser *open = nullptr;
-  std::vector<const NameMap<Scope::Defined> *> parts;
+  std::vector<const ScopeNames *> parts;
   // The parts of every computation in several pieces.
-  std::vector<std::vector<const NameMap<Scope::Defined> *>> splits;
+  std::vector<std::vector<const ScopeNames *>> splits;
   const HloInstruction *open_root = nullptr;
   bool open_has_instructions = false;
   for (size_t i = 0; i < count; ++i) {
@@ -301,9 +300,9 @@ bool Parser::TryParsePieces(unsigned threads, llvm::ArrayRef<const char *> start
                   names.Merge(piece->module_->instruction_names());
     for (size_t s = 0; !distinct && s < splits.size(); ++s) {
       llvm::DenseSet<HloName, HloNameKeyInfo> seen;
-      for (const NameMap<Scope::Defined> *part : splits[s])
-        for (const auto &entry : *part)
-          if (!seen.insert(entry.first).second)
+      for (const ScopeNames *part : splits[s])
+        for (uint32_t i = 0; i < part->size(); ++i)
+          if (!seen.insert(NameKey(part->name(i))).second)
             return false;
     }
   }

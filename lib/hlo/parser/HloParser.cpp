@@ -212,8 +212,8 @@ bool Parser::ParseInstructions(HloComputation &computation, const char *open, in
   // computation to the next: clearing keeps its buckets, where a new map
   // per computation grew them again every time.
   if (scope_maps_.size() <= open_scopes_)
-    scope_maps_.push_back(std::make_unique<NameMap<Scope::Defined>>());
-  NameMap<Scope::Defined> &names = *scope_maps_[open_scopes_];
+    scope_maps_.push_back(std::make_unique<ScopeNames>(buffer_.data()));
+  ScopeNames &names = *scope_maps_[open_scopes_];
   names.clear();
   ++open_scopes_;
   auto close = llvm::make_scope_exit([&] { --open_scopes_; });
@@ -230,7 +230,7 @@ bool Parser::ParseInstructions(HloComputation &computation, const char *open, in
         stopped_open_ = true;
         OpenPart &part = head ? head_ : tail_;
         part.names = std::move(scope_maps_[0]);
-        scope_maps_[0] = std::make_unique<NameMap<Scope::Defined>>();
+        scope_maps_[0] = std::make_unique<ScopeNames>(buffer_.data());
         part.root = scope.root;
         part.last = scope.last;
         return true;
@@ -247,7 +247,7 @@ bool Parser::ParseInstructions(HloComputation &computation, const char *open, in
   if (head) {
     // Its root is decided at the join, with the rest of the computation.
     head_.names = std::move(scope_maps_[0]);
-    scope_maps_[0] = std::make_unique<NameMap<Scope::Defined>>();
+    scope_maps_[0] = std::make_unique<ScopeNames>(buffer_.data());
     head_.root = scope.root;
     head_.last = scope.last;
     return true;
@@ -342,8 +342,8 @@ bool Parser::ParseOperands(Scope &scope, int depth,
       if (!ParseInstructionBody(scope, "", depth + 1, operand))
         return false;
     } else {
-      auto it = scope.instructions.find(NameKey(name));
-      if (it == scope.instructions.end() && scope.defer_unknown) {
+      uint32_t found = scope.instructions.Find(name);
+      if (found == ScopeNames::kNone && scope.defer_unknown) {
         // Defined in an earlier piece, or nowhere: the join decides.
         cross_.push_back({nullptr, static_cast<uint32_t>(operands.size()), name,
                           llvm::StringRef(operand_begin,
@@ -356,20 +356,21 @@ bool Parser::ParseOperands(Scope &scope, int depth,
         }
         return ExpectAfter(')', "',' or ')' after operand '", name);
       }
-      if (it == scope.instructions.end() || !it->second.instruction) {
+      if (found == ScopeNames::kNone || !scope.instructions.instruction(found)) {
         if (!check_shape())
           return false;
         return Fail(at, Context() + "unknown operand '" + name +
                             "' (operands must be defined earlier in computation '" +
                             scope.computation->name() + "')");
       }
-      operand = it->second.instruction;
+      operand = scope.instructions.instruction(found);
       // The same bytes as the definition's parse to the same shape; other
       // text is checked, then parsed again to compare.
       llvm::StringRef written(operand_begin, shape_end ? shape_end - operand_begin : 0);
-      if (shape_end && !SameText(written, it->second.shape_text) && !check_shape())
+      bool same = !shape_end || SameText(written, scope.instructions.shape_text(found));
+      if (!same && !check_shape())
         return false;
-      if (shape_end && !SameText(written, it->second.shape_text) &&
+      if (!same &&
           !ShapeTextMatches(operand_begin, shape_end, operand->shape()))
         return Fail(operand_begin, Context() + "operand '" + name + "' is written as '" +
                                        llvm::StringRef(operand_begin, shape_end - operand_begin) +
@@ -457,10 +458,10 @@ bool Parser::ParseControlPredecessors(Scope &scope,
     llvm::StringRef name;
     if (!LexName(name))
       return Fail(at, Context() + "expected an instruction name in 'control-predecessors'");
-    auto it = scope.instructions.find(NameKey(name));
-    if (it == scope.instructions.end() || !it->second.instruction)
+    uint32_t found = scope.instructions.Find(name);
+    if (found == ScopeNames::kNone || !scope.instructions.instruction(found))
       return Fail(at, Context() + "unknown control predecessor '" + name + "'");
-    preds.push_back(it->second.instruction);
+    preds.push_back(scope.instructions.instruction(found));
     return true;
   });
 }
@@ -584,8 +585,7 @@ bool Parser::ParseInstruction(Scope &scope, int depth) {
   current_instruction_ = name;
   // Entered now (one lookup per name); the instruction is filled in once
   // read, and an operand naming it before then is unknown.
-  HloName key = NameKey(name);
-  auto [slot, inserted] = scope.instructions.try_emplace(key);
+  auto [slot, inserted] = scope.instructions.Insert(name);
   if (!inserted)
     return Fail(name_at, "duplicate instruction name '" + name + "' in computation '" +
                              scope.computation->name() + "'");
@@ -600,7 +600,7 @@ bool Parser::ParseInstruction(Scope &scope, int depth) {
   HloInstruction *inst = nullptr;
   if (!ParseInstructionBody(scope, name, depth, inst))
     return false;
-  slot->second = {inst, body_shape_text_};
+  scope.instructions.Define(slot, inst, body_shape_text_);
   scope.last = inst;
   current_instruction_ = "";
   if (!is_root)
@@ -674,9 +674,18 @@ bool Parser::ParseInstructionBody(Scope &scope, llvm::StringRef name, int depth,
                    : HloInstruction::Create(opcode, std::move(shape), operands);
   llvm::SmallVector<HloInstruction *, 2> control_predecessors;
   size_t first_pending = pending_.size();
-  if (!nested && !ParseAttributes(scope, name, depth, owned->mutable_attributes(),
-                                  control_predecessors))
+  // Read beside the instruction and moved in at their exact count: grown
+  // one push_back at a time, a list of five attributes would hold room for
+  // seven and have been copied twice (docs/performance.md).
+  llvm::SmallVector<Attribute, 4> attributes;
+  if (!nested && !ParseAttributes(scope, name, depth, attributes, control_predecessors))
     return false;
+  if (!attributes.empty()) {
+    llvm::SmallVectorImpl<Attribute> &into = owned->mutable_attributes();
+    into.reserve(attributes.size());
+    for (Attribute &attribute : attributes)
+      into.push_back(std::move(attribute));
+  }
   owned->SetNameView(name);
   owned->set_async_wrapped_opcode(wrapped);
   if (opcode == HloOpcode::kConstant)

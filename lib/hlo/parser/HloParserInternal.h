@@ -30,6 +30,8 @@
 
 #include "loom/hlo/parser/HloParser.h"
 
+#include "HloScopeNames.h"
+
 #include "loom/hlo/ir/HloComputation.h"
 #include "loom/hlo/ir/HloInstruction.h"
 #include "loom/hlo/ir/HloModule.h"
@@ -189,14 +191,9 @@ private:
   struct Scope {
     HloComputation *computation = nullptr;
     /// Each instruction by name, with its shape as written at its
-    /// definition (empty when inferred).
-    struct Defined {
-      HloInstruction *instruction = nullptr;
-      llvm::StringRef shape_text;
-    };
-    /// One of the parser's reused maps (Parser::scope_maps_), empty at
-    /// the start of the computation.
-    NameMap<Defined> &instructions;
+    /// definition (empty when inferred): one of the parser's reused tables
+    /// (Parser::scope_maps_), empty at the start of the computation.
+    ScopeNames &instructions;
     HloInstruction *root = nullptr;
     HloInstruction *last = nullptr;
     /// The instructions of a piece that starts inside a computation: an
@@ -222,7 +219,7 @@ private:
   struct OpenPart {
     std::unique_ptr<HloComputation> computation;
     /// The part's names (from Parser::scope_maps_).
-    std::unique_ptr<NameMap<Scope::Defined>> names;
+    std::unique_ptr<ScopeNames> names;
     HloInstruction *root = nullptr;
     HloInstruction *last = nullptr;
     /// The start of the computation, its '{' and ENTRY mark (the part that
@@ -400,7 +397,7 @@ private:
   bool TryParsePieces();
   bool TryParsePieces(unsigned threads, llvm::ArrayRef<const char *> starts,
                       llvm::ArrayRef<uint8_t> inside);
-  bool ResolveCrossOperands(llvm::ArrayRef<const NameMap<Scope::Defined> *> earlier);
+  bool ResolveCrossOperands(llvm::ArrayRef<const ScopeNames *> earlier);
   std::vector<const char *> PieceStarts(unsigned threads, bool instructions,
                                         std::vector<uint8_t> &inside) const;
 
@@ -433,7 +430,7 @@ private:
   /// and over, and each is parsed once and shared (HloModule::AddSharedShape).
   NameMap<const Shape *> shapes_by_text_;
   /// The name maps of the computations being read (ParseInstructions).
-  std::vector<std::unique_ptr<NameMap<Scope::Defined>>> scope_maps_;
+  std::vector<std::unique_ptr<ScopeNames>> scope_maps_;
   size_t open_scopes_ = 0;
 
   HloParseOptions options_;

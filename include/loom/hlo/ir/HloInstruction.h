@@ -121,12 +121,12 @@ public:
 
   // Control dependencies.
   llvm::ArrayRef<HloInstruction *> control_predecessors() const {
-    return control_ ? llvm::ArrayRef<HloInstruction *>(control_->preds)
-                    : llvm::ArrayRef<HloInstruction *>();
+    return cold_ ? llvm::ArrayRef<HloInstruction *>(cold_->preds)
+                 : llvm::ArrayRef<HloInstruction *>();
   }
   llvm::ArrayRef<HloInstruction *> control_successors() const {
-    return control_ ? llvm::ArrayRef<HloInstruction *>(control_->succs)
-                    : llvm::ArrayRef<HloInstruction *>();
+    return cold_ ? llvm::ArrayRef<HloInstruction *>(cold_->succs)
+                 : llvm::ArrayRef<HloInstruction *>();
   }
   /// Makes this instruction a control predecessor of `successor`.
   void AddControlDependencyTo(HloInstruction *successor);
@@ -143,8 +143,13 @@ public:
   int64_t parameter_number() const { return parameter_number_; }
   void set_parameter_number(int64_t n) { parameter_number_ = n; }
   /// kConstant: the literal between the parentheses, verbatim.
-  llvm::StringRef literal_text() const { return literal_text_; }
-  void set_literal_text(HloText text) { literal_text_ = std::move(text); }
+  llvm::StringRef literal_text() const {
+    return cold_ ? cold_->literal_text.ref() : llvm::StringRef();
+  }
+  void set_literal_text(HloText text) {
+    if (cold_ || !text.empty())
+      MutableCold().literal_text = std::move(text);
+  }
 
   // Attributes, in print order.
   llvm::ArrayRef<Attribute> attributes() const { return attributes_; }
@@ -169,8 +174,11 @@ public:
   /// The id an HloModuleProto gave the instruction, -1 when it has none
   /// (parsed from text, or made by a pass). Not printed: the text form has
   /// no ids; writing the module as a proto keeps it (docs/hlo-proto.md).
-  int64_t unique_id() const { return unique_id_; }
-  void set_unique_id(int64_t id) { unique_id_ = id; }
+  int64_t unique_id() const { return cold_ ? cold_->unique_id : -1; }
+  void set_unique_id(int64_t id) {
+    if (cold_ || id != -1)
+      MutableCold().unique_id = id;
+  }
 
   /// The instruction in XLA's dump syntax, without indentation or newline.
   std::string ToString() const;
@@ -183,13 +191,24 @@ private:
   void RemoveUser(HloInstruction *user);
   void ClearUsers();
 
-  // Control edges are rare: kept out of line so that most instructions pay
-  // one pointer for them.
-  struct ControlEdges {
+  // What few instructions have (control edges, a long user list's index, a
+  // constant's literal, a proto's id): kept out of line so that most
+  // instructions pay one pointer for all of it. A parsed module of a
+  // million instructions holds them all at once (docs/performance.md).
+  struct Cold {
     std::vector<HloInstruction *> preds;
     std::vector<HloInstruction *> succs;
+    // Position of each user in users_, built once the list grows past a
+    // few entries: a parameter used 100k times must not make parsing
+    // quadratic.
+    std::unique_ptr<llvm::DenseMap<HloInstruction *, size_t>> user_index;
+    HloText literal_text;
+    int64_t unique_id = -1;
   };
-  ControlEdges &MutableControl();
+  Cold &MutableCold();
+  llvm::DenseMap<HloInstruction *, size_t> *user_index() const {
+    return cold_ ? cold_->user_index.get() : nullptr;
+  }
 
   // What the walks over a computation read (post order, verifier, passes)
   // comes first, so that a walk touches the first cache lines of each
@@ -197,23 +216,19 @@ private:
   // users and attributes inside the instruction: one heap block for most.
   HloOpcode opcode_;
   std::optional<HloOpcode> async_wrapped_;
+  // Whether shape_ is this instruction's own (deleted with it).
+  bool owns_shape_ = false;
   uint32_t order_index_ = 0; // slot in the parent's text-order vector
   HloComputation *parent_ = nullptr;
   llvm::SmallVector<HloInstruction *, 2> operands_;
-  std::unique_ptr<ControlEdges> control_;
+  std::unique_ptr<Cold> cold_;
   llvm::SmallVector<HloInstruction *, 2> users_;
   HloText name_;
   AttributeList attributes_;
   int64_t parameter_number_ = -1;
-  int64_t unique_id_ = -1;
   // Parsed instructions share one Shape per distinct shape text (most of a
   // dump's instructions repeat a few shapes); others own theirs.
   const Shape *shape_;
-  std::unique_ptr<Shape> owned_shape_;
-  // Position of each user in users_, built once the list grows past a few
-  // entries: a parameter used 100k times must not make parsing quadratic.
-  std::unique_ptr<llvm::DenseMap<HloInstruction *, size_t>> user_index_;
-  HloText literal_text_;
 };
 
 } // namespace loom::hlo
