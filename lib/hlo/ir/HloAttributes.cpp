@@ -489,52 +489,59 @@ llvm::Expected<DotDimensionNumbers> GetDotDimensionNumbers(const HloInstruction 
   return d;
 }
 
-llvm::Expected<GatherDimensionNumbers> GetGatherDimensionNumbers(const HloInstruction &inst) {
-  GatherDimensionNumbers d;
-  struct Field {
-    const char *name;
-    std::vector<int64_t> *out;
-    bool required;
-  } fields[] = {{"offset_dims", &d.offset_dims, true},
-                {"collapsed_slice_dims", &d.collapsed_slice_dims, false},
-                {"start_index_map", &d.start_index_map, true},
-                {"operand_batching_dims", &d.operand_batching_dims, false},
-                {"start_indices_batching_dims", &d.start_indices_batching_dims, false},
-                {"slice_sizes", &d.slice_sizes, true}};
-  for (Field &f : fields) {
+namespace {
+
+/// An integer-list attribute and where it goes.
+struct IntListField {
+  const char *name;
+  std::vector<int64_t> *out;
+  bool required;
+};
+
+/// Reads each field, then `index_vector_dim` (gather and scatter share
+/// this form of dimension numbers).
+llvm::Error ReadIndexedDimensionNumbers(const HloInstruction &inst,
+                                        llvm::ArrayRef<IntListField> fields,
+                                        int64_t &index_vector_dim) {
+  for (const IntListField &f : fields) {
     auto list = GetIntListAttribute(inst, f.name, f.required);
     if (!list)
       return list.takeError();
     *f.out = std::move(*list);
   }
-  auto index_vector_dim = GetIntAttribute(inst, "index_vector_dim");
-  if (!index_vector_dim)
-    return index_vector_dim.takeError();
-  d.index_vector_dim = *index_vector_dim;
+  auto dim = GetIntAttribute(inst, "index_vector_dim");
+  if (!dim)
+    return dim.takeError();
+  index_vector_dim = *dim;
+  return llvm::Error::success();
+}
+
+} // namespace
+
+llvm::Expected<GatherDimensionNumbers> GetGatherDimensionNumbers(const HloInstruction &inst) {
+  GatherDimensionNumbers d;
+  const IntListField fields[] = {
+      {"offset_dims", &d.offset_dims, true},
+      {"collapsed_slice_dims", &d.collapsed_slice_dims, false},
+      {"start_index_map", &d.start_index_map, true},
+      {"operand_batching_dims", &d.operand_batching_dims, false},
+      {"start_indices_batching_dims", &d.start_indices_batching_dims, false},
+      {"slice_sizes", &d.slice_sizes, true}};
+  if (llvm::Error e = ReadIndexedDimensionNumbers(inst, fields, d.index_vector_dim))
+    return e;
   return d;
 }
 
 llvm::Expected<ScatterDimensionNumbers> GetScatterDimensionNumbers(const HloInstruction &inst) {
   ScatterDimensionNumbers d;
-  struct Field {
-    const char *name;
-    std::vector<int64_t> *out;
-    bool required;
-  } fields[] = {{"update_window_dims", &d.update_window_dims, true},
-                {"inserted_window_dims", &d.inserted_window_dims, false},
-                {"scatter_dims_to_operand_dims", &d.scatter_dims_to_operand_dims, true},
-                {"input_batching_dims", &d.input_batching_dims, false},
-                {"scatter_indices_batching_dims", &d.scatter_indices_batching_dims, false}};
-  for (Field &f : fields) {
-    auto list = GetIntListAttribute(inst, f.name, f.required);
-    if (!list)
-      return list.takeError();
-    *f.out = std::move(*list);
-  }
-  auto index_vector_dim = GetIntAttribute(inst, "index_vector_dim");
-  if (!index_vector_dim)
-    return index_vector_dim.takeError();
-  d.index_vector_dim = *index_vector_dim;
+  const IntListField fields[] = {
+      {"update_window_dims", &d.update_window_dims, true},
+      {"inserted_window_dims", &d.inserted_window_dims, false},
+      {"scatter_dims_to_operand_dims", &d.scatter_dims_to_operand_dims, true},
+      {"input_batching_dims", &d.input_batching_dims, false},
+      {"scatter_indices_batching_dims", &d.scatter_indices_batching_dims, false}};
+  if (llvm::Error e = ReadIndexedDimensionNumbers(inst, fields, d.index_vector_dim))
+    return e;
   return d;
 }
 
