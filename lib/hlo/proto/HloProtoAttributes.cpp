@@ -136,8 +136,9 @@ bool EncodeAttribute(HloOpcode op, llvm::StringRef name, llvm::StringRef value,
     setter(*v);
     return true;
   };
-  auto bytes_into = [&](std::string *field) {
-    std::optional<std::string> v = QuotedValue(value);
+  // A quoted value into a `string` field (UTF-8 only) or a `bytes` one.
+  auto string_into = [&](std::string *field, bool any_bytes = false) {
+    std::optional<std::string> v = QuotedValue(value, any_bytes);
     if (!v)
       return false;
     *field = std::move(*v);
@@ -182,14 +183,14 @@ bool EncodeAttribute(HloOpcode op, llvm::StringRef name, llvm::StringRef value,
   if (name == "feature_index")
     return IsBatchNorm(op) && int_into([&](int64_t v) { out->set_feature_index(v); });
   if (name == "custom_call_target")
-    return op == HloOpcode::kCustomCall && bytes_into(out->mutable_custom_call_target());
+    return op == HloOpcode::kCustomCall && string_into(out->mutable_custom_call_target());
   if (name == "backend_config") {
     llvm::StringRef t = value.trim();
     if (t.startswith("{") && t.endswith("}")) {
       out->set_backend_config(t.str());
       return true;
     }
-    return bytes_into(out->mutable_backend_config());
+    return string_into(out->mutable_backend_config(), /*any_bytes=*/true);
   }
   if (name == "api_version") {
     int v = IndexOf(kApiVersions, value.trim());
@@ -339,9 +340,9 @@ bool EncodeAttribute(HloOpcode op, llvm::StringRef name, llvm::StringRef value,
   if (name == "fft_length")
     return op == HloOpcode::kFft && ints_into(out->mutable_fft_length());
   if (name == "infeed_config")
-    return bytes_into(out->mutable_infeed_config());
+    return string_into(out->mutable_infeed_config(), /*any_bytes=*/true);
   if (name == "outfeed_config")
-    return bytes_into(out->mutable_outfeed_config());
+    return string_into(out->mutable_outfeed_config(), /*any_bytes=*/true);
   if (name == "is_host_transfer")
     return bool_into([&](bool v) { out->set_is_host_transfer(v); });
   if (name == "parameter_replication") {

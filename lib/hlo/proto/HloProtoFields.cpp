@@ -386,8 +386,9 @@ bool EncodeFrontendAttributes(llvm::StringRef text, xla::FrontendAttributes *out
     } else if (!c.Quoted(value)) {
       return false;
     }
-    // A repeated key cannot be held by the map: keep the text.
-    if (!f.mutable_map()->insert({key, value}).second)
+    // The map's keys and values are `string`s (UTF-8 only); a repeated key
+    // cannot be held by the map: keep the text.
+    if (!IsUtf8(key) || !IsUtf8(value) || !f.mutable_map()->insert({key, value}).second)
       return false;
     if (!c.EndItem())
       return false;

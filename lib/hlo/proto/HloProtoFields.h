@@ -117,8 +117,13 @@ struct Scan {
     s = s.drop_front(n);
     return true;
   }
-  // A quoted string with backslash escapes, unescaped.
-  bool Quoted(std::string &out) {
+  // A quoted string with backslash escapes, unescaped, for one of XLA's
+  // `string` fields: it must be UTF-8, since protobuf refuses to read a
+  // string field that is not, while the text form may quote any byte.
+  // Refused, the attribute stays verbatim in loom's `bytes` fields.
+  bool Quoted(std::string &out) { return QuotedBytes(out) && IsUtf8(out); }
+  // The same for a `bytes` field (backend_config, ...): any bytes.
+  bool QuotedBytes(std::string &out) {
     Ws();
     if (!s.startswith("\""))
       return false;
@@ -144,7 +149,9 @@ std::optional<int64_t> OneInt(llvm::StringRef text);
 
 std::optional<bool> Bool(llvm::StringRef text);
 
-std::optional<std::string> QuotedValue(llvm::StringRef text);
+// The unescaped contents of a quoted value, for a `string` field (UTF-8
+// only, Scan::Quoted) or, with `any_bytes`, a `bytes` field.
+std::optional<std::string> QuotedValue(llvm::StringRef text, bool any_bytes = false);
 
 std::string Join(llvm::ArrayRef<int64_t> v, llvm::StringRef sep);
 

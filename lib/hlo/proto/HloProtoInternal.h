@@ -115,6 +115,9 @@ DeriveHeader(const xla::HloModuleProto &module);
 /// `"..."` as the attribute accessors read it back (quotes, backslashes,
 /// \n, \t, \r escaped).
 std::string Quote(llvm::StringRef text);
+/// Whether `s` is UTF-8, as protobuf requires of a `string` field: text of
+/// the text form that is not goes to loom's `bytes` fields verbatim.
+bool IsUtf8(llvm::StringRef s);
 /// `{a,b,c}` of a repeated field, as the text form spells an integer list.
 template <typename Repeated> std::string IntListOf(const Repeated &values) {
   llvm::SmallVector<int64_t, 8> v(values.begin(), values.end());

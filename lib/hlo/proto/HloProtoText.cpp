@@ -9,6 +9,8 @@
 
 #include "HloProtoFields.h"
 
+#include "llvm/Support/ConvertUTF.h"
+
 #include <cstdio>
 
 namespace loom::hlo::proto_internal {
@@ -69,10 +71,15 @@ std::optional<bool> Bool(llvm::StringRef text) {
   return std::nullopt;
 }
 
-std::optional<std::string> QuotedValue(llvm::StringRef text) {
+bool IsUtf8(llvm::StringRef s) {
+  const auto *begin = reinterpret_cast<const llvm::UTF8 *>(s.data());
+  return llvm::isLegalUTF8String(&begin, begin + s.size());
+}
+
+std::optional<std::string> QuotedValue(llvm::StringRef text, bool any_bytes) {
   Scan c{text};
   std::string out;
-  if (!c.Quoted(out) || !c.AtEnd())
+  if (!(any_bytes ? c.QuotedBytes(out) : c.Quoted(out)) || !c.AtEnd())
     return std::nullopt;
   return out;
 }

@@ -125,7 +125,8 @@ private:
     std::string thread;
     llvm::StringRef rest = trailer;
     if (rest.consume_front(", execution_thread=")) {
-      if (std::optional<std::string> t = UnquoteString(rest); t && Quote(*t) == rest)
+      if (std::optional<std::string> t = UnquoteString(rest);
+          t && Quote(*t) == rest && IsUtf8(*t))
         thread = *t;
     }
     if (trailer.empty()) {
