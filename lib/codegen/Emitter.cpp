@@ -68,7 +68,8 @@ void CoreEmitter::addDeps(Instruction *I, const AccessPattern &AP, bool Write) {
   // In emission order, so the output does not depend on the maps' order.
   llvm::sort(Found);
   for (auto &[Seq, Dep] : Found)
-    I->addDependency(Dep);
+    if (DepsOfCurrent.insert(Dep).second)
+      I->addNewDependency(Dep);
 }
 
 void CoreEmitter::record(Instruction *I, const AccessPattern &AP, bool Write) {
@@ -94,8 +95,11 @@ Instruction *CoreEmitter::emit(std::unique_ptr<Instruction> Inst,
     I->addInput(AP);
   for (AccessPattern &AP : Outs)
     I->addOutput(AP);
-  if (LastFence)
-    I->addDependency(LastFence);
+  DepsOfCurrent.clear();
+  if (LastFence) {
+    I->addNewDependency(LastFence);
+    DepsOfCurrent.insert(LastFence);
+  }
   // The operand of an IndirectDMACopy that moves at run time may touch any
   // byte of its range over every index value: its dependencies cover that.
   std::vector<AccessPattern> Reads(I->inputs().begin(), I->inputs().end());
@@ -164,8 +168,10 @@ Instruction *CoreEmitter::emitFence(std::unique_ptr<Instruction> Inst) {
         Pending.push_back({A.Seq, A.I});
   llvm::sort(Pending);
   Pending.erase(std::unique(Pending.begin(), Pending.end()), Pending.end());
+  // Each once (unique above), and never the last fence, which no access
+  // recorded since it names.
   for (auto &[Seq, Dep] : Pending)
-    I->addDependency(Dep);
+    I->addNewDependency(Dep);
   Accesses.clear();
   LastFence = I;
   // Everything after the fence waits for it: the estimate starts again

@@ -14,6 +14,7 @@
 #include "loom/bir/ir/Module.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/ADT/StringMap.h"
 #include "llvm/ADT/StringSet.h"
 
@@ -127,6 +128,10 @@ private:
                    const bir::Instruction *I);
   llvm::DenseMap<const bir::MemoryLocation *, LocAccesses> Accesses;
   std::vector<std::pair<uint64_t, bir::Instruction *>> Found;
+  /// The dependencies the instruction being emitted has so far: an
+  /// instruction that reads what thousands of others wrote (a store of a
+  /// dot's result) would otherwise search its list once per dependency.
+  llvm::DenseSet<const bir::Instruction *> DepsOfCurrent;
   /// The last fence: every access after it waits for it.
   bir::Instruction *LastFence = nullptr;
   std::map<bir::DataType, std::pair<std::vector<bir::MemoryLocation *>, unsigned>>
