@@ -450,6 +450,26 @@ std::string ModuleVerifier::instructionPath(const Instruction &I) const {
 
 // An instruction waits for its dependencies, so a cycle would wait forever.
 llvm::Error ModuleVerifier::verifyAcyclic() {
+  // Generated programs list every instruction after its dependencies: then
+  // that order is a topological one and there is no cycle to look for.
+  {
+    llvm::DenseSet<const Instruction *> Listed;
+    bool Ordered = true;
+    for (const auto &BB : M.blocks()) {
+      for (const auto &I : *BB) {
+        Ordered = llvm::all_of(I->dependencies(), [&](const Instruction *D) {
+          return Listed.contains(D);
+        });
+        if (!Ordered)
+          break;
+        Listed.insert(I.get());
+      }
+      if (!Ordered)
+        break;
+    }
+    if (Ordered)
+      return llvm::Error::success();
+  }
   enum class State { Active, Done };
   llvm::DenseMap<const Instruction *, State> States;
   for (const auto &BB : M.blocks())

@@ -15,7 +15,7 @@
 #include "loom/bir/ir/Module.h"
 
 #include "llvm/ADT/DenseMap.h"
-#include "llvm/ADT/StringSet.h"
+#include "llvm/ADT/DenseSet.h"
 #include "llvm/Support/Error.h"
 
 #include <string>
@@ -83,7 +83,8 @@ private:
 
   const Module &M;
   std::string Path;
-  llvm::StringSet<> InstNames;
+  /// Views of the instructions' own names: a StringSet would copy each.
+  llvm::DenseSet<llvm::StringRef> InstNames;
   llvm::DenseMap<unsigned, const Instruction *> BarrierIds;
 };
 
