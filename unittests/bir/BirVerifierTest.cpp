@@ -32,6 +32,17 @@ TEST(BirVerifier, SmallModuleIsValid) {
   EXPECT_EQ(verifySmall([](SmallModule &) {}), "");
 }
 
+// The verifier takes a program whose instructions follow their
+// dependencies as acyclic at once; one that lists a dependency later is
+// walked, and verifies when there is no cycle.
+TEST(BirVerifier, DependencyOnALaterInstructionIsNoCycle) {
+  EXPECT_EQ(verifySmall([](SmallModule &S) {
+              S.Double->removeDependency(S.Copy);
+              S.Copy->addDependency(S.Barrier);
+            }),
+            "");
+}
+
 struct Case {
   const char *Name;
   std::function<void(SmallModule &)> Edit;
