@@ -68,8 +68,26 @@ void CoreEmitter::addDeps(Instruction *I, const AccessPattern &AP, bool Write) {
   // In emission order, so the output does not depend on the maps' order.
   llvm::sort(Found);
   for (auto &[Seq, Dep] : Found)
-    if (DepsOfCurrent.insert(Dep).second)
+    depend(I, Dep);
+}
+
+void CoreEmitter::depend(Instruction *I, Instruction *Dep) {
+  // Most instructions have a few dependencies: searching them is cheaper
+  // than any set.
+  constexpr size_t Searched = 32;
+  llvm::ArrayRef<Instruction *> Deps = I->dependencies();
+  if (Deps.size() < Searched) {
+    if (!llvm::is_contained(Deps, Dep))
       I->addNewDependency(Dep);
+    return;
+  }
+  if (DepSetOwner != I) {
+    DepSet.clear();
+    DepSet.insert(Deps.begin(), Deps.end());
+    DepSetOwner = I;
+  }
+  if (DepSet.insert(Dep).second)
+    I->addNewDependency(Dep);
 }
 
 void CoreEmitter::record(Instruction *I, const AccessPattern &AP, bool Write) {
@@ -95,11 +113,9 @@ Instruction *CoreEmitter::emit(std::unique_ptr<Instruction> Inst,
     I->addInput(AP);
   for (AccessPattern &AP : Outs)
     I->addOutput(AP);
-  DepsOfCurrent.clear();
-  if (LastFence) {
+  DepSetOwner = nullptr;
+  if (LastFence)
     I->addNewDependency(LastFence);
-    DepsOfCurrent.insert(LastFence);
-  }
   // The operand of an IndirectDMACopy that moves at run time may touch any
   // byte of its range over every index value: its dependencies cover that.
   std::vector<AccessPattern> Reads(I->inputs().begin(), I->inputs().end());

@@ -128,10 +128,13 @@ private:
                    const bir::Instruction *I);
   llvm::DenseMap<const bir::MemoryLocation *, LocAccesses> Accesses;
   std::vector<std::pair<uint64_t, bir::Instruction *>> Found;
-  /// The dependencies the instruction being emitted has so far: an
-  /// instruction that reads what thousands of others wrote (a store of a
-  /// dot's result) would otherwise search its list once per dependency.
-  llvm::DenseSet<const bir::Instruction *> DepsOfCurrent;
+  /// Adds Dep to I's dependencies unless it is one already.
+  void depend(bir::Instruction *I, bir::Instruction *Dep);
+  /// The dependencies of DepSetOwner, once it has many: an instruction that
+  /// reads what thousands of others wrote (the store of a dot's result)
+  /// would otherwise search its list once per dependency.
+  llvm::DenseSet<const bir::Instruction *> DepSet;
+  const bir::Instruction *DepSetOwner = nullptr;
   /// The last fence: every access after it waits for it.
   bir::Instruction *LastFence = nullptr;
   std::map<bir::DataType, std::pair<std::vector<bir::MemoryLocation *>, unsigned>>
