@@ -61,7 +61,7 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
            !hlo::IsFloatingPointType(I.operand(K)->shape().element_type());
   };
   std::optional<int64_t> Dim;
-  if (Gather || Scatter || (ToAll && I.operand_count() == 1)) {
+  if (Gather || Scatter || (ToAll && I.HasAttribute("dimensions"))) {
     llvm::Expected<int64_t> D = hlo::GetCollectiveDimension(I);
     if (!D)
       return notLowered(I, llvm::toString(D.takeError()));
