@@ -41,7 +41,9 @@ llvm::Expected<Val> DeviceLowering::lowerReduce(const HloInstruction &I,
   llvm::Expected<DataType> T = typeOf(I, I.shape());
   if (!T)
     return T.takeError();
-  if (isFloatType(*T) && !isArithmeticFloat(*T))
+  // A maximum or minimum keeps one of the values: no rounding.
+  if (isFloatType(*T) && !isArithmeticFloat(*T) && *A != ArithOp::Max &&
+      *A != ArithOp::Min)
     return notLowered(I, "an fp8 accumulator rounds differently in BIR");
   std::vector<int64_t> Keep, Red;
   for (int64_t D = 0; D < S.rank(); ++D)
