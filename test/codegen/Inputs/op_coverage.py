@@ -69,6 +69,8 @@ class Gen:
         while math.prod(d) > max_elems:
             i = max(range(rank), key=lambda k: d[k])
             d[i] = max(1, d[i] // self.r.choice([2, 3, 5]))
+        if rank and self.r.random() < 0.02:
+            d[self.r.randrange(rank)] = 0  # an empty array
         return d
 
     def layout(self, rank, p=0.3):
@@ -804,7 +806,26 @@ def fam_combined(g):
         rest += ", to_apply=%s" % g.binary_comp(r.choice(["add", "maximum"]),
                                                 ops[0][1])
     sh = outs[0] if len(ops) == 1 else "(%s)" % ", ".join(outs)
-    y = g.inst(sh, "%s(%s), %s" % (kind, ", ".join(n for n, _, _ in ops), rest), "c")
+    names = ", ".join(n for n, _, _ in ops)
+    ins = [g.shape(t, d) for _, t, d in ops]
+    insh = ins[0] if len(ins) == 1 else "(%s)" % ", ".join(ins)
+    form = r.random()
+    if form < 0.2 and kind != "reduce-scatter":
+        # The -start / -done pair: all-reduce-start is its result,
+        # all-gather-start (operands, results).
+        ssh = sh if kind == "all-reduce" else "(%s, %s)" % (insh, sh)
+        st = g.inst(ssh, "%s-start(%s), %s" % (kind, names, rest), "st")
+        y = g.inst(sh, "%s-done(%s)" % (kind, st), "c")
+    elif form < 0.35:
+        params = "\n".join("  q%d = %s parameter(%d)" % (i, ins[i], i)
+                           for i in range(len(ins)))
+        g.comps.append("wrapped {\n%s\n  ROOT c = %s %s(%s), %s\n}\n" % (
+            params, sh, kind, ", ".join("q%d" % i for i in range(len(ins))), rest))
+        st = g.inst("((%s), %s)" % (", ".join(ins), sh),
+                    "async-start(%s), calls=wrapped" % names, "as")
+        y = g.inst(sh, "async-done(%s), calls=wrapped" % st, "c")
+    else:
+        y = g.inst(sh, "%s(%s), %s" % (kind, names, rest), "c")
     g.lines.append("  ROOT out = %s copy(%s)" % (sh, y) if not sh.startswith("(")
                    else "  ROOT out = %s tuple(%s)" % (sh, ", ".join(
                        g.inst(o, "get-tuple-element(%s), index=%d" % (y, i), "e")
