@@ -58,6 +58,7 @@ class Gen:
         self.params = []    # (name, shape text)
         self.names = collections.Counter()
         self.header = ""
+        self.empty_ok = False  # dims() may make an empty array
 
     # -- shapes -------------------------------------------------------------
     def dims(self, rank, max_elems=40000):
@@ -69,7 +70,7 @@ class Gen:
         while math.prod(d) > max_elems:
             i = max(range(rank), key=lambda k: d[k])
             d[i] = max(1, d[i] // self.r.choice([2, 3, 5]))
-        if rank and self.r.random() < 0.02:
+        if rank and self.empty_ok and self.r.random() < 0.02:
             d[self.r.randrange(rank)] = 0  # an empty array
         return d
 
@@ -357,6 +358,8 @@ def factor(n):
 
 
 def reshape_dims(g, n, rank):
+    if n == 0:
+        return [0] + [g.r.choice([1, 3]) for _ in range(max(rank, 1) - 1)]
     dims = [1] * rank
     if rank == 0:
         return [] if n == 1 else [n]
@@ -1052,7 +1055,8 @@ def fam_while(g):
     ty = r.choice(["f32", "f32", "bf16", "s32"])
     d = g.dims(default_rank(g, 1, 3), 6000)
     trips = r.choice([0, 1, 2, 3, 5, 7, 17, 64, 65, 100])
-    start = r.randint(-3, 3)
+    ity = r.choice(["s32", "s32", "s64", "u32"])
+    start = r.randint(0 if ity == "u32" else -3, 3)
     step = r.choice([1, 1, 2, 3])
     bound = start + trips * step
     dirn = "LT"
@@ -1064,17 +1068,17 @@ def fam_while(g):
     tsh = g.shape(ty, [1] + d[1:])
     tab = [trips + 2] + d[1:]
     tabsh = g.shape(ty, tab)
-    st = "(s32[], %s, %s)" % (sh, tabsh)
+    st = "(%s[], %s, %s)" % (ity, sh, tabsh)
     use_ds = r.random() < 0.6
     use_dus = r.random() < 0.4
     zeros = ", ".join(["z"] * (len(d) - 1))
     body = ["  s = %s parameter(0)" % st,
-            "  i = s32[] get-tuple-element(s), index=0",
+            "  i = %s[] get-tuple-element(s), index=0" % ity,
             "  x = %s get-tuple-element(s), index=1" % sh,
             "  t = %s get-tuple-element(s), index=2" % tabsh,
-            "  k = s32[] constant(%d)" % step,
-            "  i1 = s32[] add(i, k)",
-            "  z = s32[] constant(0)"]
+            "  k = %s[] constant(%d)" % (ity, step),
+            "  i1 = %s[] add(i, k)" % ity,
+            "  z = %s[] constant(0)" % ity]
     res = "x"
     if use_ds:
         body += ["  row = %s dynamic-slice(t, i%s), dynamic_slice_sizes={%s}" %
@@ -1098,19 +1102,26 @@ def fam_while(g):
         tres = "t1"
     body.append("  ROOT r = %s tuple(i1, %s, %s)" % (st, res, tres))
     g.comps.append("body {\n%s\n}\n" % "\n".join(body))
-    g.comps.append("cond {\n  s = %s parameter(0)\n  i = s32[] get-tuple-element(s), "
-                   "index=0\n  n = s32[] constant(%d)\n  ROOT c = pred[] compare(i, n), "
-                   "direction=%s\n}\n" % (st, bound, dirn))
+    operands = "i, n"
+    if r.random() < 0.3:
+        # The bound first.
+        operands = "n, i"
+        dirn = {"LT": "GT", "LE": "GE", "NE": "NE"}[dirn]
+    if ity == "u32" and bound < 0:
+        bound, dirn, operands = 0, "NE", "i, n"
+    g.comps.append("cond {\n  s = %s parameter(0)\n  i = %s[] get-tuple-element(s), "
+                   "index=0\n  n = %s[] constant(%d)\n  ROOT c = pred[] compare(%s), "
+                   "direction=%s\n}\n" % (st, ity, ity, bound, operands, dirn))
     x = g.param(ty, d, None)
     t = g.param(ty, tab, None)
-    i0 = g.inst("s32[]", "constant(%d)" % start, "i0")
+    i0 = g.inst(ity + "[]", "constant(%d)" % start, "i0")
     init = g.inst(st, "tuple(%s, %s, %s)" % (i0, x, t), "init")
     w = g.inst(st, "while(%s), condition=cond, body=body" % init, "w")
     a = g.inst(sh, "get-tuple-element(%s), index=1" % w, "xo")
     b = g.inst(tabsh, "get-tuple-element(%s), index=2" % w, "to")
     g.lines.append("  ROOT out = (%s, %s) tuple(%s, %s)" % (sh, tabsh, a, b))
-    return g.module(None, None), "while %s%s trips %d (%s, ds %d, dus %d)" % (
-        ty, d, trips, dirn, use_ds, use_dus)
+    return g.module(None, None), "while %s%s trips %d (%s %s %s, ds %d, dus %d)" % (
+        ty, d, trips, ity, operands, dirn, use_ds, use_dus)
 
 
 def fam_while_body(g):
@@ -1265,6 +1276,15 @@ def fam_mixed(g):
         same = [v for v in pool if v[1] == ty and v[2] == d]
         k = r.random()
         sh = lambda t, e: g.shape(t, e, g.layout(len(e), 0.2))
+        if r.random() < 0.08 and len(d) > 1:
+            # A copy into another layout, then a bitcast that reads its
+            # bytes in physical order.
+            lay = g.layout(len(d), 1.0)
+            c = g.inst(g.shape(ty, d, lay), "copy(%s)" % n, "cp")
+            nd = reshape_dims(g, math.prod(d), r.randint(1, 3))
+            add(g.inst(g.shape(ty, nd, g.layout(len(nd), 0.5)), "bitcast(%s)" % c,
+                       "bt"), ty, nd)
+            continue
         if k < 0.25:
             m = r.choice(same)[0]
             op = r.choice(["add", "multiply", "maximum", "subtract", "minimum"] +
@@ -1382,6 +1402,12 @@ FAMILIES = collections.OrderedDict([
 ])
 
 
+# The families whose generators take dimensions of size 0.
+EMPTY_OK = {"unary", "binary", "compare-select", "convert", "broadcast",
+            "transpose", "reshape-bitcast-copy", "concatenate", "reduce",
+            "all-reduce", "all-gather", "reduce-scatter", "all-to-all",
+            "collective-permute", "combined-collectives"}
+
 # ---------------------------------------------------------------------------
 
 def run(cmd, timeout):
@@ -1418,6 +1444,7 @@ def one_case(args, seed, k):
     fam = fams[k % len(fams)]
     rng = random.Random("%d:%d" % (seed, k))
     g = Gen(rng)
+    g.empty_ok = fam in EMPTY_OK
     text, desc = FAMILIES[fam](g)
     d = tempfile.mkdtemp(prefix="opcover.")
     path = os.path.join(d, "case%d.hlo" % k)
