@@ -1432,7 +1432,7 @@ def classify(rc, out, err):
         r = REFUSAL.search(err)
         if r:
             # The reason without its numbers, so that refusals group.
-            return "refused", "%s: %s" % (r.group(1), re.sub(r"\d+", "N", r.group(2)))
+            return "refused", "%s: %s" % (r.group(1), re.sub(r"\b\d+\b", "N", r.group(2)))
     if m:
         return "bug", "%s of %s differ" % (m.group(3), m.group(1))
     lines = [l for l in err.splitlines() if "warning" not in l]
