@@ -295,8 +295,9 @@ DeviceLowering::lower(const HloInstruction &I,
   case HloOpcode::kAllReduceDone:
   case HloOpcode::kCollectivePermuteDone:
   case HloOpcode::kAsyncDone:
-    // The start already holds the result; all-reduce-start is the result.
-    if (!Ops[0].IsTuple)
+    // The start already holds the result; all-reduce-start is the result
+    // (a tuple of results when it combines several operands).
+    if (!Ops[0].IsTuple || I.opcode() == HloOpcode::kAllReduceDone)
       return Ops[0];
     if (Ops[0].Elems.size() < 2)
       return notLowered(I, "the start has no result element");

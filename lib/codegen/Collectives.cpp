@@ -61,7 +61,7 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
            !hlo::IsFloatingPointType(I.operand(K)->shape().element_type());
   };
   std::optional<int64_t> Dim;
-  if (Gather || Scatter || (ToAll && I.operand_count() == 1)) {
+  if (Gather || Scatter || (ToAll && I.HasAttribute("dimensions"))) {
     llvm::Expected<int64_t> D = hlo::GetCollectiveDimension(I);
     if (!D)
       return notLowered(I, llvm::toString(D.takeError()));
@@ -95,6 +95,10 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
   auto collective = [&](int In, int Out, uint64_t InElems, llvm::StringRef Tag,
                         CollectiveKind K, ReduceOp KO) {
     uint64_t OutElems = Bufs[Out].Elems;
+    // An empty array moves nothing (a CollectiveCompute walks at least one
+    // element).
+    if (InElems == 0 || OutElems == 0)
+      return;
     if (n == 1) {
       move(I, In, 0, {{1, InElems}}, Out, 0, {{1, OutElems}});
       return;
@@ -148,6 +152,8 @@ llvm::Expected<Val> DeviceLowering::lowerCollective(const HloInstruction &I,
   // order into Out: laid out as [Elems][n] first, then one TensorReduce Add
   // per group of n, which wraps on integers as HLO's sum does.
   auto foldRanks = [&](int Recv, int Out, uint64_t Elems, llvm::StringRef Tag) {
+    if (Elems == 0)
+      return;
     std::string Base = (I.name() + Tag).str();
     barrier(Base + ".recv");
     DataType T = Bufs[Recv].T;
@@ -302,9 +308,9 @@ llvm::Expected<Val> DeviceLowering::lowerPermute(const HloInstruction &I,
     return Out.takeError();
   int C = CompOf[Device];
   bool Zero = C == -1 || (IsChain[C] && Comps[C][0] == Device);
-  if (C != -1) {
+  uint64_t E = Bufs[Op.Buf].Elems;
+  if (C != -1 && E > 0) {
     const std::vector<unsigned> &G = Comps[C];
-    uint64_t E = Bufs[Op.Buf].Elems;
     int Recv = Zero ? newBuffer((I.name() + ".discard").str(), Bufs[*Out].T, E)
                     : *Out;
     if (G.size() == 1) {

@@ -168,7 +168,9 @@ llvm::Error checkGroupShapes(const HloInstruction &I, const hlo::Shape &Result,
   bool Gather = Op == HloOpcode::kAllGather || Op == HloOpcode::kAllGatherStart;
   bool Scatter = Op == HloOpcode::kReduceScatter;
   bool ToAll = Op == HloOpcode::kAllToAll;
-  bool ArrayToAll = ToAll && I.operand_count() == 1;
+  // The array form has a split dimension; the tuple form (one operand per
+  // member, even a group of one) has none, as the interpreter reads them.
+  bool ArrayToAll = ToAll && I.HasAttribute("dimensions");
   auto misfit = [&]() {
     return makeError("its shapes do not fit its group of " + llvm::Twine(N) +
                      " device(s); give the launch size with "
@@ -179,7 +181,7 @@ llvm::Error checkGroupShapes(const HloInstruction &I, const hlo::Shape &Result,
   for (int64_t K = 0; K < I.operand_count(); ++K) {
     const hlo::Shape &OS = I.operand(K)->shape();
     const hlo::Shape &RS =
-        Result.IsTuple() && !(ToAll && !ArrayToAll) && Result.tuple_shapes_size()
+        Result.IsTuple() && Result.tuple_shapes_size()
             ? Result.tuple_shapes(
                   std::min<int64_t>(K, Result.tuple_shapes_size() - 1))
             : Result;

@@ -130,8 +130,12 @@ llvm::Expected<Val> DeviceLowering::lowerDotOf(
     return Out.takeError();
   if (B * M * N == 0)
     return arrayVal(*Out);
-  if (K == 0)
-    return notLowered(I, "an empty contraction");
+  if (K == 0) {
+    // A sum of no products: zeros.
+    fill(I, *Out, 0.0);
+    barrier(I.name());
+    return arrayVal(*Out);
+  }
   // The operands in the order the tiles read them: [B][K][M] and [B][K][N],
   // K in the order lhs_contracting_dims lists it (the interpreter's sum
   // order, docs/interpreter.md).

@@ -105,8 +105,12 @@ llvm::Expected<Val> DeviceLowering::lowerElementwise(const HloInstruction &I,
   };
   // A float result rounds with BIR's rule, which saturates fp8e4m3 where
   // HLO gives NaN: fp8 arithmetic results are not lowered.
+  // Negate, abs, maximum and minimum give one of their operands' values,
+  // which no rounding changes.
+  bool Exact = Op == HloOpcode::kNegate || Op == HloOpcode::kAbs ||
+               Op == HloOpcode::kMaximum || Op == HloOpcode::kMinimum;
   auto floatResultOk = [&]() -> llvm::Error {
-    if (hlo::IsFloatingPointType(HTo) && !isArithmeticFloat(*T))
+    if (hlo::IsFloatingPointType(HTo) && !isArithmeticFloat(*T) && !Exact)
       return notLowered(I, "an arithmetic result of type " +
                                hlo::PrimitiveTypeName(HTo) +
                                " rounds differently in BIR");
@@ -223,9 +227,20 @@ llvm::Expected<Val> DeviceLowering::lowerElementwise(const HloInstruction &I,
   case HloOpcode::kConvert: {
     // TensorConvert has XLA's rules (truncation to integers, wrap-around
     // between integers, fp8e4m3 overflow to NaN); pred is x != 0 in HLO.
-    if (HTo == PrimitiveType::PRED && HIn != PrimitiveType::PRED)
-      return notLowered(I, "a conversion to pred is x != 0, TensorConvert "
-                           "truncates");
+    if (HTo == PrimitiveType::PRED && HIn != PrimitiveType::PRED) {
+      // HLO's conversion to pred is x != 0 (NaN is true, -0 false), where
+      // TensorConvert would truncate: a NotEqual against zeros of the
+      // operand's type (`<instruction>.zero`).
+      uint64_t E = I.shape().element_count();
+      int Zero = newBuffer((I.name() + ".zero").str(), Bufs[Ins[0]].T, E);
+      if (E > 0) {
+        fill(I, Zero, 0.0);
+        barrier((I.name() + ".zero").str());
+      }
+      Ins.push_back(Zero);
+      tensorTensor(ArithOp::NotEqual);
+      break;
+    }
     // A 64-bit integer goes through double into the narrow float types,
     // which may round twice where the interpreter rounds once.
     if ((HIn == PrimitiveType::S64 || HIn == PrimitiveType::U64) &&

@@ -41,7 +41,9 @@ llvm::Expected<Val> DeviceLowering::lowerReduce(const HloInstruction &I,
   llvm::Expected<DataType> T = typeOf(I, I.shape());
   if (!T)
     return T.takeError();
-  if (isFloatType(*T) && !isArithmeticFloat(*T))
+  // A maximum or minimum keeps one of the values: no rounding.
+  if (isFloatType(*T) && !isArithmeticFloat(*T) && *A != ArithOp::Max &&
+      *A != ArithOp::Min)
     return notLowered(I, "an fp8 accumulator rounds differently in BIR");
   std::vector<int64_t> Keep, Red;
   for (int64_t D = 0; D < S.rank(); ++D)
@@ -232,15 +234,37 @@ llvm::Expected<Val> DeviceLowering::lowerIota(const HloInstruction &I) {
   llvm::Expected<int64_t> Dim = hlo::GetIotaDimension(I);
   if (!Dim)
     return Dim.takeError();
-  llvm::Expected<int> Out = resultBuffer(I, I.shape());
-  if (!Out)
-    return Out.takeError();
-  DataType T = Bufs[*Out].T;
+  llvm::Expected<int> Result = resultBuffer(I, I.shape());
+  if (!Result)
+    return Result.takeError();
   const Shape &S = I.shape();
-  uint64_t F = SlotBytes / getDataTypeSize(T);
   std::vector<int64_t> Dm(S.dimensions().begin(), S.dimensions().end());
-  if (Bufs[*Out].Elems == 0)
-    return arrayVal(*Out);
+  if (Bufs[*Result].Elems == 0)
+    return arrayVal(*Result);
+  // An integer type narrower than the positions wraps them, as HLO's iota
+  // of that type counts (u8 of 600 positions: 0..255, 0..255, 0..87); BIR's
+  // Iota writes only values of its type's range, so the positions are
+  // written in int32 and converted, which wraps between integers.
+  DataType RT = Bufs[*Result].T;
+  bool Narrow = (RT == DataType::INT8 || RT == DataType::UINT8 ||
+                 RT == DataType::INT16 || RT == DataType::UINT16) &&
+                Dm[*Dim] - 1 > (RT == DataType::INT8    ? INT8_MAX
+                                : RT == DataType::UINT8 ? UINT8_MAX
+                                : RT == DataType::INT16 ? INT16_MAX
+                                                        : UINT16_MAX);
+  int Wide = Narrow ? newBuffer((I.name() + ".wide").str(), DataType::INT32,
+                                Bufs[*Result].Elems)
+                    : -1;
+  int Out = Narrow ? Wide : *Result;
+  auto finish = [&]() {
+    if (Narrow) {
+      elementwise(I, {Wide}, *Result, makeConvert);
+      barrier((I.name() + ".cvt").str());
+    }
+    return arrayVal(*Result);
+  };
+  DataType T = Bufs[Out].T;
+  uint64_t F = SlotBytes / getDataTypeSize(T);
   // Rows of the tile: the outer dimension (rank 1: runs of F elements), each
   // partition one row; Iota's partition step and multipliers give the
   // index along the iota dimension.
@@ -301,9 +325,9 @@ llvm::Expected<Val> DeviceLowering::lowerIota(const HloInstruction &I) {
                        static_cast<uint64_t>(Dm[K])});
         Dst.push_back({OutSt[K], static_cast<uint64_t>(Dm[K])});
       }
-      move(I, Line, 0, Src, *Out, 0, Dst);
+      move(I, Line, 0, Src, Out, 0, Dst);
       barrier(I.name());
-      return arrayVal(*Out);
+      return finish();
     }
     RowStep = *Dim == 0 ? 1 : 0;
   }
@@ -323,7 +347,7 @@ llvm::Expected<Val> DeviceLowering::lowerIota(const HloInstruction &I) {
                        : Dims{{1, N}};
     E.emit(std::make_unique<InstDMACopy>(name(Core, I, "st"), E.nextDma(),
                                          false),
-           {Flat}, {dram(*Out, Core, R0 * N, D)});
+           {Flat}, {dram(Out, Core, R0 * N, D)});
   };
   for (uint64_t R0 = 0; R0 < Rows; R0 += 128) {
     unsigned Parts = static_cast<unsigned>(std::min<uint64_t>(128, Rows - R0));
@@ -345,10 +369,10 @@ llvm::Expected<Val> DeviceLowering::lowerIota(const HloInstruction &I) {
            {}, {Tile});
     E.emit(std::make_unique<InstDMACopy>(name(Core, I, "st"), E.nextDma(),
                                          false),
-           {Tile}, {dram(*Out, Core, Rows * Inner, {{1, Rest}})});
+           {Tile}, {dram(Out, Core, Rows * Inner, {{1, Rest}})});
   }
   barrier(I.name());
-  return arrayVal(*Out);
+  return finish();
 }
 
 /// Scalar integer arithmetic on values known at compile time, as the
