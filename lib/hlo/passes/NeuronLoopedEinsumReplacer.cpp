@@ -626,33 +626,24 @@ Analysis Analyze(HloInstruction *dot, const CollectiveMatmulOptions &options,
   return result;
 }
 
-/// The frontend_attributes of the custom-call: the dot's own first, then the
-/// loom_* keys of docs/collective-matmul-contract.md. Consumes the plan's
-/// dimension numbers, groups and the dot's attributes.
-std::vector<std::pair<std::string, std::string>> FrontendAttributes(Plan &plan) {
-  collective_matmul::LoomAttributes loom;
+/// The frontend_attributes text of the custom-call: the dot's own first,
+/// then the loom_* keys of docs/collective-matmul-contract.md, encoded from
+/// the plan and the matched instructions in place.
+HloText FrontendAttributesText(const Plan &plan) {
+  collective_matmul::LoomAttributesRef loom;
   loom.weight_side = plan.weight_side == 0 ? collective_matmul::WeightSide::kLhs
                                            : collective_matmul::WeightSide::kRhs;
-  loom.dnums = std::move(plan.dnums);
+  loom.dnums = &plan.dnums;
   loom.all_gather_dimension = plan.ag_dimension;
-  loom.replica_groups = std::move(plan.groups);
+  loom.replica_groups = &plan.groups;
   loom.channel_id = plan.channel_id;
   loom.use_global_device_ids = plan.use_global_device_ids;
-  loom.local_weight_shape = plan.local_weight->shape();
-  loom.gathered_weight_shape = *plan.gathered_shape;
-  loom.weight_operand_shape = plan.WeightOperandShape();
-  std::vector<std::pair<std::string, std::string>> encoded =
-      collective_matmul::EncodeLoomAttributes(loom);
-  if (plan.dot_frontend_attributes.empty())
-    return encoded;
-  std::vector<std::pair<std::string, std::string>> attrs;
-  attrs.reserve(plan.dot_frontend_attributes.size() + encoded.size());
-  for (auto &kv : plan.dot_frontend_attributes)
-    if (!collective_matmul::IsLoomKey(kv.first))
-      attrs.push_back(std::move(kv));
-  for (auto &kv : encoded)
-    attrs.push_back(std::move(kv));
-  return attrs;
+  loom.local_weight_shape = &plan.local_weight->shape();
+  loom.gathered_weight_shape = plan.gathered_shape;
+  loom.weight_operand_shape = &plan.WeightOperandShape();
+  llvm::SmallString<512> text;
+  collective_matmul::EncodeFrontendAttributes(plan.dot_frontend_attributes, loom, text);
+  return HloText(text.str());
 }
 
 /// `text` as the custom-call keeps it: a view stays a view (of the module's
@@ -787,16 +778,15 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
   auto call = HloInstruction::Create(HloOpcode::kCustomCall, dot->shape(),
                                      {weight, activation}, "collective-matmul");
   static const std::string quoted_target = QuoteString(collective_matmul::kTarget);
-  call->SetAttribute("custom_call_target", HloText::View(quoted_target));
+  call->mutable_attributes().reserve(5); // grown once, not per attribute
+  call->SetAttributeStaticName("custom_call_target", HloText::View(quoted_target));
   if (const auto *sharding = dot->FindAttribute("sharding"))
-    call->SetAttribute("sharding", ShareText(*sharding));
-  // Before FrontendAttributes consumes the plan's dimension numbers.
-  const std::string backend_config = QuoteString(plan.BackendConfig());
-  const int64_t rhs_contracting_dim = plan.dnums.rhs_contracting_dimensions[0];
-  SetFrontendAttributes(*call, FrontendAttributes(plan));
+    call->SetAttributeStaticName("sharding", ShareText(*sharding));
+  call->SetAttributeStaticName("frontend_attributes", FrontendAttributesText(plan));
   if (const auto *metadata = dot->FindAttribute("metadata"))
-    call->SetAttribute("metadata", ShareText(*metadata));
-  call->SetAttribute("backend_config", backend_config);
+    call->SetAttributeStaticName("metadata", ShareText(*metadata));
+  call->SetAttributeStaticName("backend_config", QuoteString(plan.BackendConfig()));
+  const int64_t rhs_contracting_dim = plan.dnums.rhs_contracting_dimensions[0];
   HloInstruction *result = computation->AddInstruction(std::move(call));
 
   if (WantsRemark(*dot))
