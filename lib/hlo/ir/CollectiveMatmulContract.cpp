@@ -97,10 +97,19 @@ void AppendShape(Buffer &out, const Shape &shape) {
 }
 
 /// A decimal integer: digits only, no sign, no spaces, fitting 64 bits.
+/// One pass over the digits: the verifier decodes a dozen numbers of every
+/// collective-matmul.
 bool ParseDecimal(llvm::StringRef text, int64_t &value) {
-  if (text.empty() || !llvm::all_of(text, llvm::isDigit))
+  if (text.empty())
     return false;
-  return !text.getAsInteger(10, value) && value >= 0;
+  int64_t v = 0;
+  for (char c : text) {
+    if (!llvm::isDigit(c) || __builtin_mul_overflow(v, 10, &v) ||
+        __builtin_add_overflow(v, c - '0', &v))
+      return false;
+  }
+  value = v;
+  return true;
 }
 
 const HloModule *ModuleOf(const HloInstruction &inst) {
@@ -341,15 +350,18 @@ llvm::Expected<Shape> DecodeArrayShape(llvm::StringRef text) {
       !rest.consume_back("]"))
     return makeError("'" + text + "' is not a static array shape like bf16[4,128]");
   llvm::SmallVector<int64_t, 8> dims;
-  if (!rest.empty()) {
-    llvm::SmallVector<llvm::StringRef, 4> parts;
-    rest.split(parts, ',');
-    for (llvm::StringRef part : parts) {
-      int64_t d;
-      if (!ParseDecimal(part, d))
-        return makeError("'" + text + "' is not a static array shape like bf16[4,128]");
-      dims.push_back(d);
-    }
+  // The comma-separated sizes, an empty one refused (`f32[2,]`).
+  while (!rest.empty()) {
+    llvm::StringRef part = rest.take_until([](char ch) { return ch == ','; });
+    int64_t d;
+    if (!ParseDecimal(part, d))
+      return makeError("'" + text + "' is not a static array shape like bf16[4,128]");
+    dims.push_back(d);
+    if (part.size() == rest.size())
+      break;
+    rest = rest.drop_front(part.size() + 1);
+    if (rest.empty())
+      return makeError("'" + text + "' is not a static array shape like bf16[4,128]");
   }
   Shape shape(*type, dims);
   if (!shape.ElementsIn())
