@@ -75,6 +75,10 @@ struct Plan {
   int64_t num_groups = 0;
   bool use_sb_to_sb = false;
   std::vector<std::pair<std::string, std::string>> dot_frontend_attributes;
+  /// The dot's sharding and metadata as the custom-call takes them over
+  /// (ShareText); absent when the dot has none. Taken with the dot's other
+  /// attributes while those are in the cache.
+  std::optional<HloText> dot_sharding, dot_metadata;
   // Provenance mode only:
   /// How the weight side was proven, for the remark ("WeightInRHS",
   /// "dynamic-slice of loop-invariant %gte", ...); empty outside the mode.
@@ -221,6 +225,13 @@ llvm::Error TraceWeightPath(HloInstruction *weight_operand, HloInstruction *ag,
                        ", which the custom-call cannot express");
   }
   return llvm::Error::success();
+}
+
+/// `text` as the custom-call keeps it: a view stays a view (of the module's
+/// source, which outlives every instruction of the module), owned text is
+/// copied.
+HloText ShareText(const HloText &text) {
+  return text.owned() ? HloText(text) : HloText::View(text);
 }
 
 std::string TakeMessage(llvm::Error error) { return llvm::toString(std::move(error)); }
@@ -615,10 +626,26 @@ Analysis Analyze(HloInstruction *dot, const CollectiveMatmulOptions &options,
 
   // 9. The kernel variant, from the weight as the dot sees it.
   plan.use_sb_to_sb = FitsSbToSb(plan.WeightOperandShape(), options.sb_to_sb_threshold_in_mb);
-  auto fe = GetFrontendAttributes(*dot);
-  if (!fe)
-    return Missed("cannot read the dot's frontend_attributes: " + TakeMessage(fe.takeError()));
-  plan.dot_frontend_attributes = std::move(*fe);
+  // The attributes the custom-call carries over, found in one walk (the
+  // first text attribute of each name, as FindAttribute finds it).
+  bool has_frontend_attributes = false;
+  for (const HloInstruction::Attribute &a : dot->attributes()) {
+    if (a.kind != HloInstruction::AttributeKind::kText)
+      continue;
+    if (!plan.dot_sharding && a.name == "sharding")
+      plan.dot_sharding = ShareText(a.value);
+    else if (!plan.dot_metadata && a.name == "metadata")
+      plan.dot_metadata = ShareText(a.value);
+    else if (a.name == "frontend_attributes")
+      has_frontend_attributes = true;
+  }
+  if (has_frontend_attributes) {
+    auto fe = GetFrontendAttributes(*dot);
+    if (!fe)
+      return Missed("cannot read the dot's frontend_attributes: " +
+                    TakeMessage(fe.takeError()));
+    plan.dot_frontend_attributes = std::move(*fe);
+  }
 
   Analysis result;
   result.kind = Analysis::kFuse;
@@ -646,12 +673,6 @@ HloText FrontendAttributesText(const Plan &plan) {
   return HloText(text.str());
 }
 
-/// `text` as the custom-call keeps it: a view stays a view (of the module's
-/// source, which outlives every instruction of the module), owned text is
-/// copied.
-HloText ShareText(const HloText &text) {
-  return text.owned() ? HloText(text) : HloText::View(text);
-}
 
 /// The plan of a match still describes the dot: its operands, the chain to
 /// the all-gather and the local weight are the instructions analyzed. An
@@ -780,11 +801,11 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
   static const std::string quoted_target = QuoteString(collective_matmul::kTarget);
   call->mutable_attributes().reserve(5); // grown once, not per attribute
   call->SetAttributeStaticName("custom_call_target", HloText::View(quoted_target));
-  if (const auto *sharding = dot->FindAttribute("sharding"))
-    call->SetAttributeStaticName("sharding", ShareText(*sharding));
+  if (plan.dot_sharding)
+    call->SetAttributeStaticName("sharding", std::move(*plan.dot_sharding));
   call->SetAttributeStaticName("frontend_attributes", FrontendAttributesText(plan));
-  if (const auto *metadata = dot->FindAttribute("metadata"))
-    call->SetAttributeStaticName("metadata", ShareText(*metadata));
+  if (plan.dot_metadata)
+    call->SetAttributeStaticName("metadata", std::move(*plan.dot_metadata));
   call->SetAttributeStaticName("backend_config", QuoteString(plan.BackendConfig()));
   const int64_t rhs_contracting_dim = plan.dnums.rhs_contracting_dimensions[0];
   HloInstruction *result = computation->AddInstruction(std::move(call));
