@@ -41,6 +41,7 @@
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallString.h"
 
 #include <deque>
 
@@ -674,6 +675,17 @@ HloText FrontendAttributesText(const Plan &plan) {
 }
 
 
+/// backend_config as the custom-call keeps it: QuoteString of the encoded
+/// keys, quoted in place (its keys, signs, `=`, `,` and digits have nothing
+/// to escape), one copy.
+HloText QuotedBackendConfig(const Plan &plan) {
+  llvm::SmallString<96> quoted;
+  quoted.push_back('"');
+  quoted += plan.BackendConfig();
+  quoted.push_back('"');
+  return HloText(quoted.str());
+}
+
 /// The plan of a match still describes the dot: its operands, the chain to
 /// the all-gather and the local weight are the instructions analyzed. An
 /// expansion rewires only the users of the dot it replaces, and the
@@ -796,8 +808,10 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
   if (plan.merged)
     activation = computation->AddInstruction(HloInstruction::Create(
         HloOpcode::kReshape, plan.merged->activation, {plan.activation}));
-  auto call = HloInstruction::Create(HloOpcode::kCustomCall, dot->shape(),
-                                     {weight, activation}, "collective-matmul");
+  auto call =
+      HloInstruction::Create(HloOpcode::kCustomCall, dot->shape(), {weight, activation});
+  // The prefix AddInstruction names the call from: a view, not a copy.
+  call->SetNameView("collective-matmul");
   static const std::string quoted_target = QuoteString(collective_matmul::kTarget);
   call->mutable_attributes().reserve(5); // grown once, not per attribute
   call->SetAttributeStaticName("custom_call_target", HloText::View(quoted_target));
@@ -806,7 +820,7 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
   call->SetAttributeStaticName("frontend_attributes", FrontendAttributesText(plan));
   if (plan.dot_metadata)
     call->SetAttributeStaticName("metadata", std::move(*plan.dot_metadata));
-  call->SetAttributeStaticName("backend_config", QuoteString(plan.BackendConfig()));
+  call->SetAttributeStaticName("backend_config", QuotedBackendConfig(plan));
   const int64_t rhs_contracting_dim = plan.dnums.rhs_contracting_dimensions[0];
   HloInstruction *result = computation->AddInstruction(std::move(call));
 
