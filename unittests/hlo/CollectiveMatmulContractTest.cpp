@@ -7,11 +7,13 @@
 //===----------------------------------------------------------------------===//
 #include "loom/hlo/ir/CollectiveMatmulContract.h"
 
+#include "loom/hlo/ir/HloAttributes.h"
 #include "loom/hlo/ir/HloComputation.h"
 #include "loom/hlo/parser/HloParser.h"
 
 #include "gtest/gtest.h"
 
+#include <cstdint>
 #include <string>
 
 namespace loom::hlo {
@@ -120,6 +122,57 @@ TEST(CollectiveMatmulContract, LoomAttributesRoundTripAndNameTheMissingKey) {
   EXPECT_NE(llvm::toString(malformed.takeError())
                 .find("malformed frontend attribute loom_gathered_weight_shape"),
             std::string::npos);
+}
+
+/// What the pass wrote before EncodeFrontendAttributes: the dot's entries
+/// without loom_* keys, then EncodeLoomAttributes, through
+/// SetFrontendAttributes.
+std::string SetFrontendAttributesText(
+    const std::vector<std::pair<std::string, std::string>> &own, const LoomAttributesRef &a) {
+  std::vector<std::pair<std::string, std::string>> all;
+  for (const auto &kv : own)
+    if (!IsLoomKey(kv.first))
+      all.push_back(kv);
+  for (auto &kv : EncodeLoomAttributes(a))
+    all.push_back(std::move(kv));
+  auto inst = HloInstruction::Create(HloOpcode::kCustomCall, Shape(PrimitiveType::F32, {}), {});
+  SetFrontendAttributes(*inst, all);
+  return inst->FindAttribute("frontend_attributes")->str();
+}
+
+TEST(CollectiveMatmulContract, FrontendAttributesAreSetFrontendAttributesByteForByte) {
+  LoomAttributes a;
+  a.weight_side = WeightSide::kLhs;
+  a.dnums.lhs_batch_dimensions = {0};
+  a.dnums.rhs_batch_dimensions = {0};
+  a.dnums.lhs_contracting_dimensions = {2};
+  a.dnums.rhs_contracting_dimensions = {1};
+  a.all_gather_dimension = 1;
+  a.replica_groups = {{0, 1, 2, 3}, {4, 5, 6, 7}};
+  a.use_global_device_ids = false;
+  a.local_weight_shape = Shape(PrimitiveType::BF16, {2, 4, 1234567890123});
+  a.gathered_weight_shape = Shape(PrimitiveType::F8E4M3FN, {2, 16, 3});
+  Shape dynamic(PrimitiveType::F32, {8, 3});
+  dynamic.set_dynamic_dimension(0, true);
+  a.weight_operand_shape = dynamic; // not static: through the printer
+  const std::vector<std::pair<std::string, std::string>> owns[] = {
+      {},
+      {{"loom_weight_side", "stale"}},
+      {{"_xla_stream", "1"}, {"k", "v \"q\" \\ \n\t\r"}, {"loom_old", "x"}, {"", ""}}};
+  for (std::optional<int64_t> channel : {std::optional<int64_t>(), std::optional<int64_t>(-7),
+                                         std::optional<int64_t>(INT64_MAX)}) {
+    a.channel_id = channel;
+    for (const auto &own : owns) {
+      llvm::SmallString<512> text;
+      EncodeFrontendAttributes(own, a, text);
+      EXPECT_EQ(std::string(text.str()), SetFrontendAttributesText(own, a));
+    }
+  }
+  a.replica_groups = {};
+  a.dnums = {};
+  llvm::SmallString<512> text("stale");
+  EncodeFrontendAttributes({}, a, text);
+  EXPECT_EQ(std::string(text.str()), SetFrontendAttributesText({}, a));
 }
 
 TEST(CollectiveMatmulContract, ArrayShapesAreStatic) {

@@ -163,4 +163,42 @@ TEST(OpExpanderPlacement, MoveInstructionsKeepsTheRestInOrder) {
   EXPECT_FALSE(comp->TextOrderIsPostOrder());
 }
 
+TEST(OpExpanderPlacement, MoveInstructionsFillsEmptySlotsNearby) {
+  HloModule module("m");
+  HloComputation *comp = module.AddComputation(std::make_unique<HloComputation>("c"));
+  module.set_entry_computation(comp);
+  auto make = [&](HloOpcode opcode, std::vector<HloInstruction *> operands, const char *name) {
+    auto inst = HloInstruction::Create(opcode, F32({2}), operands, name);
+    if (opcode == HloOpcode::kParameter)
+      inst->set_parameter_number(0);
+    return comp->AddInstruction(std::move(inst));
+  };
+  HloInstruction *p = make(HloOpcode::kParameter, {}, "p");
+  HloInstruction *dead1 = make(HloOpcode::kNegate, {p}, "dead1");
+  HloInstruction *a = make(HloOpcode::kNegate, {p}, "a");
+  HloInstruction *dead2 = make(HloOpcode::kNegate, {p}, "dead2");
+  HloInstruction *b = make(HloOpcode::kAdd, {a, a}, "b");
+  HloInstruction *dead3 = make(HloOpcode::kNegate, {p}, "dead3");
+  HloInstruction *c = make(HloOpcode::kAdd, {b, b}, "c");
+  HloInstruction *n1 = make(HloOpcode::kExp, {p}, "n1");
+  HloInstruction *n2 = make(HloOpcode::kAbs, {n1}, "n2");
+  HloInstruction *n3 = make(HloOpcode::kCopy, {p}, "n3");
+  comp->set_root_instruction(c);
+  for (HloInstruction *dead : {dead1, dead2, dead3})
+    ASSERT_FALSE(bool(comp->RemoveInstruction(dead)));
+  const size_t b_slot = b->text_order_slot(), c_slot = c->text_order_slot();
+  // Two before b (the empty slots of dead1 and dead2, a packed down), one
+  // before c (dead3's): b and c keep their slots, the end is dropped.
+  comp->MoveInstructions({{n3, c}, {n1, b}, {n2, b}});
+  EXPECT_EQ(TextOrder(*comp), (std::vector<const HloInstruction *>{p, a, n1, n2, b, n3, c}));
+  ExpectSlotsAreConsistent(*comp);
+  EXPECT_EQ(b->text_order_slot(), b_slot);
+  EXPECT_EQ(c->text_order_slot(), c_slot);
+  EXPECT_EQ(comp->slot_count(), c_slot + 1);
+  // No empty slot before p: the full pass, the same order it gives.
+  comp->MoveInstructions({{n3, p}});
+  EXPECT_EQ(TextOrder(*comp), (std::vector<const HloInstruction *>{n3, p, a, n1, n2, b, c}));
+  ExpectSlotsAreConsistent(*comp);
+}
+
 } // namespace

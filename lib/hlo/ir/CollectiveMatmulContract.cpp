@@ -20,8 +20,10 @@
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/STLExtras.h"
+#include "llvm/ADT/SmallString.h"
 #include "llvm/ADT/StringExtras.h"
 
+#include <charconv>
 #include <iterator>
 
 namespace loom::hlo::collective_matmul {
@@ -50,11 +52,64 @@ constexpr llvm::StringLiteral kWeightOperandShape = "loom_weight_operand_shape";
 
 std::string Str(const Shape &shape) { return shape.ToString(/*PrintLayout=*/false); }
 
+// The encoders append to one character buffer: no stream, no temporary
+// per value (the pass encodes a dozen values for each of tens of thousands
+// of dots).
+using Buffer = llvm::SmallVectorImpl<char>;
+
+void Append(Buffer &out, llvm::StringRef text) { out.append(text.begin(), text.end()); }
+
+/// A decimal integer, as std::to_string writes it.
+void AppendInt(Buffer &out, int64_t value) {
+  char digits[24];
+  char *end = std::to_chars(digits, digits + sizeof(digits), value).ptr;
+  out.append(digits, end);
+}
+
+/// `{1,2}`: FormatIntList's text.
+void AppendIntList(Buffer &out, llvm::ArrayRef<int64_t> values) {
+  out.push_back('{');
+  for (size_t i = 0; i < values.size(); ++i) {
+    if (i)
+      out.push_back(',');
+    AppendInt(out, values[i]);
+  }
+  out.push_back('}');
+}
+
+/// Shape::ToString(false): for a static array (every shape the pass
+/// records) the element type and the dimensions, written here; any other
+/// shape through the printer.
+void AppendShape(Buffer &out, const Shape &shape) {
+  if (!shape.IsArray() || !shape.is_static() ||
+      llvm::any_of(shape.dimensions(), [](int64_t d) { return d < 0; })) {
+    Append(out, Str(shape));
+    return;
+  }
+  Append(out, PrimitiveTypeName(shape.element_type()));
+  out.push_back('[');
+  for (int64_t i = 0; i < shape.rank(); ++i) {
+    if (i)
+      out.push_back(',');
+    AppendInt(out, shape.dimensions(i));
+  }
+  out.push_back(']');
+}
+
 /// A decimal integer: digits only, no sign, no spaces, fitting 64 bits.
+/// One pass over the digits: the verifier decodes a dozen numbers of every
+/// collective-matmul.
 bool ParseDecimal(llvm::StringRef text, int64_t &value) {
-  if (text.empty() || !llvm::all_of(text, llvm::isDigit))
+  if (text.empty())
     return false;
-  return !text.getAsInteger(10, value) && value >= 0;
+  int64_t v = 0;
+  for (char c : text) {
+    if (!llvm::isDigit(c) || __builtin_mul_overflow(v, 10, &v) ||
+        __builtin_add_overflow(v, c - '0', &v))
+      return false;
+  }
+  value = v;
+  return true;
 }
 
 const HloModule *ModuleOf(const HloInstruction &inst) {
@@ -125,10 +180,19 @@ bool IsCollectiveMatmul(const HloInstruction &inst) {
 }
 
 std::string EncodeBackendConfig(const BackendConfig &c) {
-  return (kRhsContractingDim + "=" + llvm::Twine(c.rhs_contracting_dim) + "," + kTpDegree +
-          "=" + llvm::Twine(c.tp_degree) + "," + kNumGroups + "=" + llvm::Twine(c.num_groups) +
-          "," + kUseSbToSb + "=" + (c.use_sb_to_sb ? "1" : "0"))
-      .str();
+  llvm::SmallString<80> out;
+  auto key = [&](llvm::StringRef key, int64_t value) {
+    if (!out.empty())
+      out.push_back(',');
+    Append(out, key);
+    out.push_back('=');
+    AppendInt(out, value);
+  };
+  key(kRhsContractingDim, c.rhs_contracting_dim);
+  key(kTpDegree, c.tp_degree);
+  key(kNumGroups, c.num_groups);
+  key(kUseSbToSb, c.use_sb_to_sb ? 1 : 0);
+  return out.str().str();
 }
 
 llvm::Expected<BackendConfig> DecodeBackendConfig(llvm::StringRef text) {
@@ -169,27 +233,112 @@ llvm::Expected<BackendConfig> DecodeBackendConfig(llvm::StringRef text) {
 
 bool IsLoomKey(llvm::StringRef key) { return key.startswith("loom_"); }
 
+LoomAttributesRef::LoomAttributesRef(const LoomAttributes &a)
+    : weight_side(a.weight_side), dnums(&a.dnums), all_gather_dimension(a.all_gather_dimension),
+      replica_groups(&a.replica_groups), channel_id(a.channel_id),
+      use_global_device_ids(a.use_global_device_ids), local_weight_shape(&a.local_weight_shape),
+      gathered_weight_shape(&a.gathered_weight_shape),
+      weight_operand_shape(&a.weight_operand_shape) {}
+
+namespace {
+
+/// Writes each loom_* attribute of `a`, in the order the pass writes them:
+/// `begin(key)`, then the value appended to `value`, then `end()`. The one
+/// place that spells the keys' values.
+template <typename Begin, typename End>
+void WriteLoomAttributes(const LoomAttributesRef &a, Buffer &value, Begin begin, End end) {
+  auto text = [&](llvm::StringRef key, llvm::StringRef text) {
+    begin(key);
+    Append(value, text);
+    end();
+  };
+  auto ints = [&](llvm::StringRef key, llvm::ArrayRef<int64_t> values) {
+    begin(key);
+    AppendIntList(value, values);
+    end();
+  };
+  auto shape = [&](llvm::StringRef key, const Shape &s) {
+    begin(key);
+    AppendShape(value, s);
+    end();
+  };
+  text(kWeightSide, a.weight_side == WeightSide::kLhs ? "lhs" : "rhs");
+  ints(kLhsBatchDims, a.dnums->lhs_batch_dimensions);
+  ints(kRhsBatchDims, a.dnums->rhs_batch_dimensions);
+  ints(kLhsContractingDims, a.dnums->lhs_contracting_dimensions);
+  ints(kRhsContractingDims, a.dnums->rhs_contracting_dimensions);
+  begin(kAllGatherDimension);
+  AppendInt(value, a.all_gather_dimension);
+  end();
+  // FormatReplicaGroups' text.
+  begin(kReplicaGroups);
+  value.push_back('{');
+  for (size_t i = 0; i < a.replica_groups->size(); ++i) {
+    if (i)
+      value.push_back(',');
+    AppendIntList(value, (*a.replica_groups)[i]);
+  }
+  value.push_back('}');
+  end();
+  if (a.channel_id) {
+    begin(kChannelId);
+    AppendInt(value, *a.channel_id);
+    end();
+  }
+  text(kUseGlobalDeviceIds, a.use_global_device_ids ? "true" : "false");
+  shape(kLocalWeightShape, *a.local_weight_shape);
+  shape(kGatheredWeightShape, *a.gathered_weight_shape);
+  shape(kWeightOperandShape, *a.weight_operand_shape);
+}
+
+} // namespace
+
 std::vector<std::pair<std::string, std::string>>
-EncodeLoomAttributes(const LoomAttributes &a) {
+EncodeLoomAttributes(const LoomAttributesRef &a) {
   std::vector<std::pair<std::string, std::string>> out;
   out.reserve(12);
-  auto add = [&](llvm::StringRef key, std::string value) {
-    out.emplace_back(key.str(), std::move(value));
-  };
-  add(kWeightSide, a.weight_side == WeightSide::kLhs ? "lhs" : "rhs");
-  add(kLhsBatchDims, FormatIntList(a.dnums.lhs_batch_dimensions));
-  add(kRhsBatchDims, FormatIntList(a.dnums.rhs_batch_dimensions));
-  add(kLhsContractingDims, FormatIntList(a.dnums.lhs_contracting_dimensions));
-  add(kRhsContractingDims, FormatIntList(a.dnums.rhs_contracting_dimensions));
-  add(kAllGatherDimension, std::to_string(a.all_gather_dimension));
-  add(kReplicaGroups, FormatReplicaGroups(a.replica_groups));
-  if (a.channel_id)
-    add(kChannelId, std::to_string(*a.channel_id));
-  add(kUseGlobalDeviceIds, a.use_global_device_ids ? "true" : "false");
-  add(kLocalWeightShape, a.local_weight_shape.ToString(false));
-  add(kGatheredWeightShape, a.gathered_weight_shape.ToString(false));
-  add(kWeightOperandShape, a.weight_operand_shape.ToString(false));
+  llvm::SmallString<64> value;
+  WriteLoomAttributes(
+      a, value, [&](llvm::StringRef key) { out.emplace_back(key.str(), std::string()); },
+      [&] {
+        out.back().second = value.str().str();
+        value.clear();
+      });
   return out;
+}
+
+void EncodeFrontendAttributes(llvm::ArrayRef<std::pair<std::string, std::string>> own,
+                              const LoomAttributesRef &a, llvm::SmallVectorImpl<char> &out) {
+  // SetFrontendAttributes' form: braces, then `key=` and the quoted value,
+  // entries separated by single commas.
+  out.clear();
+  out.push_back('{');
+  auto begin = [&](llvm::StringRef key) {
+    if (out.size() > 1)
+      out.push_back(',');
+    Append(out, key);
+    out.push_back('=');
+    out.push_back('"');
+  };
+  auto end = [&] { out.push_back('"'); };
+  for (const auto &[key, value] : own) {
+    if (IsLoomKey(key))
+      continue;
+    // The dot's values may hold anything: quoted as SetFrontendAttributes
+    // quotes them.
+    if (out.size() > 1)
+      out.push_back(',');
+    Append(out, key);
+    out.push_back('=');
+    std::string quoted;
+    AppendQuotedString(quoted, value);
+    Append(out, quoted);
+  }
+  // The loom_* values are written in place, unquoted: digits, signs, braces,
+  // brackets, commas and type names have nothing to escape (QuoteString
+  // escapes quotes, backslashes, newlines and tabs only).
+  WriteLoomAttributes(a, out, begin, end);
+  out.push_back('}');
 }
 
 llvm::Expected<Shape> DecodeArrayShape(llvm::StringRef text) {
@@ -201,15 +350,18 @@ llvm::Expected<Shape> DecodeArrayShape(llvm::StringRef text) {
       !rest.consume_back("]"))
     return makeError("'" + text + "' is not a static array shape like bf16[4,128]");
   llvm::SmallVector<int64_t, 8> dims;
-  if (!rest.empty()) {
-    llvm::SmallVector<llvm::StringRef, 4> parts;
-    rest.split(parts, ',');
-    for (llvm::StringRef part : parts) {
-      int64_t d;
-      if (!ParseDecimal(part, d))
-        return makeError("'" + text + "' is not a static array shape like bf16[4,128]");
-      dims.push_back(d);
-    }
+  // The comma-separated sizes, an empty one refused (`f32[2,]`).
+  while (!rest.empty()) {
+    llvm::StringRef part = rest.take_until([](char ch) { return ch == ','; });
+    int64_t d;
+    if (!ParseDecimal(part, d))
+      return makeError("'" + text + "' is not a static array shape like bf16[4,128]");
+    dims.push_back(d);
+    if (part.size() == rest.size())
+      break;
+    rest = rest.drop_front(part.size() + 1);
+    if (rest.empty())
+      return makeError("'" + text + "' is not a static array shape like bf16[4,128]");
   }
   Shape shape(*type, dims);
   if (!shape.ElementsIn())

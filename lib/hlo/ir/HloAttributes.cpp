@@ -7,6 +7,7 @@
 #include "llvm/ADT/StringSwitch.h"
 
 #include <algorithm>
+#include <iterator>
 
 namespace loom::hlo {
 namespace {
@@ -389,24 +390,32 @@ std::optional<llvm::StringRef> UnquoteStringView(llvm::StringRef text, std::stri
   return llvm::StringRef(storage);
 }
 
-static void AppendQuoted(std::string &out, llvm::StringRef text) {
+void AppendQuotedString(std::string &out, llvm::StringRef text) {
   out += '"';
-  for (char ch : text) {
-    switch (ch) {
-    case '"': out += "\\\""; break;
-    case '\\': out += "\\\\"; break;
-    case '\n': out += "\\n"; break;
-    case '\t': out += "\\t"; break;
-    default: out += ch; break;
+  // The runs between characters to escape are appended whole: most values
+  // have none.
+  size_t run = 0;
+  for (size_t i = 0; i < text.size(); ++i) {
+    const char *escaped;
+    switch (text[i]) {
+    case '"': escaped = "\\\""; break;
+    case '\\': escaped = "\\\\"; break;
+    case '\n': escaped = "\\n"; break;
+    case '\t': escaped = "\\t"; break;
+    default: continue;
     }
+    out.append(text.data() + run, i - run);
+    out += escaped;
+    run = i + 1;
   }
+  out.append(text.data() + run, text.size() - run);
   out += '"';
 }
 
 std::string QuoteString(llvm::StringRef text) {
   std::string out;
   out.reserve(text.size() + 2);
-  AppendQuoted(out, text);
+  AppendQuotedString(out, text);
   return out;
 }
 
@@ -473,18 +482,31 @@ llvm::Expected<int64_t> GetIotaDimension(const HloInstruction &inst) {
 
 llvm::Expected<DotDimensionNumbers> GetDotDimensionNumbers(const HloInstruction &inst) {
   DotDimensionNumbers d;
-  struct Field {
-    const char *name;
-    std::vector<int64_t> *out;
-  } fields[] = {{"lhs_batch_dims", &d.lhs_batch_dimensions},
-                {"rhs_batch_dims", &d.rhs_batch_dimensions},
-                {"lhs_contracting_dims", &d.lhs_contracting_dimensions},
-                {"rhs_contracting_dims", &d.rhs_contracting_dimensions}};
-  for (Field &f : fields) {
-    auto list = GetIntListAttribute(inst, f.name, /*required=*/false);
+  static constexpr llvm::StringLiteral kNames[] = {"lhs_batch_dims", "rhs_batch_dims",
+                                                   "lhs_contracting_dims",
+                                                   "rhs_contracting_dims"};
+  std::vector<int64_t> *const outs[] = {&d.lhs_batch_dimensions, &d.rhs_batch_dimensions,
+                                        &d.lhs_contracting_dimensions,
+                                        &d.rhs_contracting_dimensions};
+  // One walk over the attributes finds all four (the first text attribute
+  // of each name, as FindAttribute would): the passes read the dimension
+  // numbers of every dot they look at.
+  const HloText *values[std::size(kNames)] = {};
+  for (const HloInstruction::Attribute &a : inst.attributes()) {
+    if (a.kind != HloInstruction::AttributeKind::kText)
+      continue;
+    for (size_t i = 0; i < std::size(kNames); ++i)
+      if (!values[i] && a.name == kNames[i])
+        values[i] = &a.value;
+  }
+  for (size_t i = 0; i < std::size(kNames); ++i) {
+    if (!values[i])
+      continue;
+    auto list = ParseIntList(*values[i]);
     if (!list)
-      return list.takeError();
-    *f.out = std::move(*list);
+      return InstructionError(inst, "attribute '" + kNames[i] +
+                                        "': " + llvm::toString(list.takeError()));
+    *outs[i] = std::move(*list);
   }
   return d;
 }
@@ -723,7 +745,7 @@ void SetFrontendAttributes(HloInstruction &inst,
       s += ',';
     s += attrs[i].first;
     s += '=';
-    AppendQuoted(s, attrs[i].second);
+    AppendQuotedString(s, attrs[i].second);
   }
   s += '}';
   inst.SetAttribute("frontend_attributes", s);

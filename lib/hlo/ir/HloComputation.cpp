@@ -194,6 +194,79 @@ void HloComputation::MoveInstructions(llvm::ArrayRef<Placement> placements) {
   std::stable_sort(by_slot.begin(), by_slot.end(), [&](uint32_t a, uint32_t b) {
     return slot_before(placements[a]) < slot_before(placements[b]);
   });
+  // The short way: each run of placements with the same `before` into
+  // empty slots a few slots before it, moving only the instructions
+  // between; false, having changed nothing, when a run finds no room.
+  auto move_into_empty_slots_before = [&]() -> bool {
+    // How far before its `before` a run looks for empty slots.
+    constexpr size_t kReach = 32;
+    // Everything placed must come from after every `before`, so that no
+    // window below holds an instruction that moves.
+    size_t lowest_moving = order_.size();
+    for (const Placement &p : placements) {
+      if (!p.before)
+        return false;
+      lowest_moving = std::min<size_t>(lowest_moving, p.instruction->order_index_);
+    }
+    struct Run {
+      size_t first, count; // in by_slot
+      size_t lo, before;   // the slots [lo, before) are rewritten
+    };
+    std::vector<Run> runs;
+    size_t floor = 0; // the lowest slot the next run may rewrite
+    for (size_t k = 0; k < by_slot.size();) {
+      const size_t before = placements[by_slot[k]].before->order_index_;
+      size_t end = k + 1;
+      while (end < by_slot.size() && placements[by_slot[end]].before->order_index_ == before)
+        ++end;
+      if (before >= lowest_moving)
+        return false;
+      // Down from `before` until as many empty slots as the run places.
+      size_t lo = before, empty = 0;
+      while (empty < end - k) {
+        if (lo == floor || before - lo >= kReach)
+          return false;
+        if (!order_[--lo])
+          ++empty;
+      }
+      runs.push_back({k, end - k, lo, before});
+      floor = before + 1;
+      k = end;
+    }
+    // In each window the instructions there keep their order, packed down
+    // into its empty slots, and the run follows them, right before `before`:
+    // the text order MoveInstructions' full pass makes.
+    for (const Run &r : runs) {
+      size_t to = r.lo;
+      for (size_t s = r.lo; s < r.before; ++s) {
+        if (!order_[s])
+          continue;
+        if (s != to) {
+          order_[to] = std::move(order_[s]);
+          order_[to]->order_index_ = static_cast<uint32_t>(to);
+        }
+        ++to;
+      }
+      for (size_t i = r.first; i < r.first + r.count; ++i) {
+        HloInstruction *inst = placements[by_slot[i]].instruction;
+        assert(order_[inst->order_index_] && "an instruction placed twice");
+        order_[to] = std::move(order_[inst->order_index_]);
+        inst->order_index_ = static_cast<uint32_t>(to);
+        ++to;
+      }
+      assert(to == r.before && "the window's empty slots were counted");
+    }
+    // The slots the placed instructions left at the end.
+    while (!order_.empty() && !order_.back())
+      order_.pop_back();
+    ForgetPostOrder();
+    return true;
+  };
+  // A pass that replaced instructions left their slots empty near where the
+  // new ones go: filling those moves a few instructions, not every slot
+  // from the first change on (a million of them in one computation).
+  if (move_into_empty_slots_before())
+    return;
   std::vector<uint8_t> moving(n - first, 0);
   for (const Placement &p : placements)
     moving[p.instruction->order_index_ - first] = 1;

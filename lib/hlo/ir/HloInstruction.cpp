@@ -228,15 +228,25 @@ bool HloInstruction::HasAttribute(llvm::StringRef name) const {
 }
 
 void HloInstruction::SetAttribute(llvm::StringRef name, HloText value) {
+  if (!SetAttributeInPlace(name, value))
+    attributes_.push_back({HloText(name), std::move(value), AttributeKind::kText, {}});
+}
+
+void HloInstruction::SetAttributeStaticName(llvm::StringLiteral name, HloText value) {
+  if (!SetAttributeInPlace(name, value))
+    attributes_.push_back({HloText::View(name), std::move(value), AttributeKind::kText, {}});
+}
+
+bool HloInstruction::SetAttributeInPlace(llvm::StringRef name, HloText &value) {
   for (Attribute &a : attributes_) {
     if (a.name != name)
       continue;
     a.kind = AttributeKind::kText;
     a.value = std::move(value);
     a.computations.clear();
-    return;
+    return true;
   }
-  attributes_.push_back({HloText(name), std::move(value), AttributeKind::kText, {}});
+  return false;
 }
 
 void HloInstruction::SetCalledComputation(llvm::StringRef name, HloComputation *computation) {

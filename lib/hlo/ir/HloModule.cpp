@@ -7,6 +7,7 @@
 #include "llvm/ADT/SmallString.h"
 
 #include <cassert>
+#include <charconv>
 #include <cstring>
 
 #include <deque>
@@ -241,13 +242,23 @@ bool HloModule::ReserveInstructionName(llvm::StringRef name) {
 
 llvm::StringRef HloModule::UniqueInstructionName(llvm::StringRef prefix) {
   IndexInstructionNames();
-  if (!prefix.empty() && names_.Insert(prefix))
-    return StableName(prefix);
-  int64_t &counter = prefix_counters_[prefix];
-  llvm::SmallString<64> candidate;
+  // A prefix with a counter is taken (names are never given back): one
+  // lookup instead of trying the bare prefix again for every new name.
+  auto counter = prefix_counters_.find(prefix);
+  if (counter == prefix_counters_.end()) {
+    if (!prefix.empty() && names_.Insert(prefix))
+      return StableName(prefix);
+    counter = prefix_counters_.try_emplace(prefix, 0).first;
+  }
+  // `prefix.N`, N written in place (a pass names one instruction per match).
+  llvm::SmallString<64> candidate(prefix);
+  candidate.push_back('.');
+  const size_t base = candidate.size();
   while (true) {
-    candidate.clear();
-    (prefix + "." + llvm::Twine(++counter)).toVector(candidate);
+    char digits[24];
+    char *end = std::to_chars(digits, digits + sizeof(digits), ++counter->second).ptr;
+    candidate.resize(base);
+    candidate.append(digits, end);
     if (names_.Insert(candidate))
       return StableName(candidate);
   }

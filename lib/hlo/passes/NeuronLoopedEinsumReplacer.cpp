@@ -41,6 +41,7 @@
 #include "loom/support/Error.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/SmallString.h"
 
 #include <deque>
 
@@ -75,6 +76,10 @@ struct Plan {
   int64_t num_groups = 0;
   bool use_sb_to_sb = false;
   std::vector<std::pair<std::string, std::string>> dot_frontend_attributes;
+  /// The dot's sharding and metadata as the custom-call takes them over
+  /// (ShareText); absent when the dot has none. Taken with the dot's other
+  /// attributes while those are in the cache.
+  std::optional<HloText> dot_sharding, dot_metadata;
   // Provenance mode only:
   /// How the weight side was proven, for the remark ("WeightInRHS",
   /// "dynamic-slice of loop-invariant %gte", ...); empty outside the mode.
@@ -221,6 +226,13 @@ llvm::Error TraceWeightPath(HloInstruction *weight_operand, HloInstruction *ag,
                        ", which the custom-call cannot express");
   }
   return llvm::Error::success();
+}
+
+/// `text` as the custom-call keeps it: a view stays a view (of the module's
+/// source, which outlives every instruction of the module), owned text is
+/// copied.
+HloText ShareText(const HloText &text) {
+  return text.owned() ? HloText(text) : HloText::View(text);
 }
 
 std::string TakeMessage(llvm::Error error) { return llvm::toString(std::move(error)); }
@@ -615,10 +627,26 @@ Analysis Analyze(HloInstruction *dot, const CollectiveMatmulOptions &options,
 
   // 9. The kernel variant, from the weight as the dot sees it.
   plan.use_sb_to_sb = FitsSbToSb(plan.WeightOperandShape(), options.sb_to_sb_threshold_in_mb);
-  auto fe = GetFrontendAttributes(*dot);
-  if (!fe)
-    return Missed("cannot read the dot's frontend_attributes: " + TakeMessage(fe.takeError()));
-  plan.dot_frontend_attributes = std::move(*fe);
+  // The attributes the custom-call carries over, found in one walk (the
+  // first text attribute of each name, as FindAttribute finds it).
+  bool has_frontend_attributes = false;
+  for (const HloInstruction::Attribute &a : dot->attributes()) {
+    if (a.kind != HloInstruction::AttributeKind::kText)
+      continue;
+    if (!plan.dot_sharding && a.name == "sharding")
+      plan.dot_sharding = ShareText(a.value);
+    else if (!plan.dot_metadata && a.name == "metadata")
+      plan.dot_metadata = ShareText(a.value);
+    else if (a.name == "frontend_attributes")
+      has_frontend_attributes = true;
+  }
+  if (has_frontend_attributes) {
+    auto fe = GetFrontendAttributes(*dot);
+    if (!fe)
+      return Missed("cannot read the dot's frontend_attributes: " +
+                    TakeMessage(fe.takeError()));
+    plan.dot_frontend_attributes = std::move(*fe);
+  }
 
   Analysis result;
   result.kind = Analysis::kFuse;
@@ -626,40 +654,36 @@ Analysis Analyze(HloInstruction *dot, const CollectiveMatmulOptions &options,
   return result;
 }
 
-/// The frontend_attributes of the custom-call: the dot's own first, then the
-/// loom_* keys of docs/collective-matmul-contract.md. Consumes the plan's
-/// dimension numbers, groups and the dot's attributes.
-std::vector<std::pair<std::string, std::string>> FrontendAttributes(Plan &plan) {
-  collective_matmul::LoomAttributes loom;
+/// The frontend_attributes text of the custom-call: the dot's own first,
+/// then the loom_* keys of docs/collective-matmul-contract.md, encoded from
+/// the plan and the matched instructions in place.
+HloText FrontendAttributesText(const Plan &plan) {
+  collective_matmul::LoomAttributesRef loom;
   loom.weight_side = plan.weight_side == 0 ? collective_matmul::WeightSide::kLhs
                                            : collective_matmul::WeightSide::kRhs;
-  loom.dnums = std::move(plan.dnums);
+  loom.dnums = &plan.dnums;
   loom.all_gather_dimension = plan.ag_dimension;
-  loom.replica_groups = std::move(plan.groups);
+  loom.replica_groups = &plan.groups;
   loom.channel_id = plan.channel_id;
   loom.use_global_device_ids = plan.use_global_device_ids;
-  loom.local_weight_shape = plan.local_weight->shape();
-  loom.gathered_weight_shape = *plan.gathered_shape;
-  loom.weight_operand_shape = plan.WeightOperandShape();
-  std::vector<std::pair<std::string, std::string>> encoded =
-      collective_matmul::EncodeLoomAttributes(loom);
-  if (plan.dot_frontend_attributes.empty())
-    return encoded;
-  std::vector<std::pair<std::string, std::string>> attrs;
-  attrs.reserve(plan.dot_frontend_attributes.size() + encoded.size());
-  for (auto &kv : plan.dot_frontend_attributes)
-    if (!collective_matmul::IsLoomKey(kv.first))
-      attrs.push_back(std::move(kv));
-  for (auto &kv : encoded)
-    attrs.push_back(std::move(kv));
-  return attrs;
+  loom.local_weight_shape = &plan.local_weight->shape();
+  loom.gathered_weight_shape = plan.gathered_shape;
+  loom.weight_operand_shape = &plan.WeightOperandShape();
+  llvm::SmallString<512> text;
+  collective_matmul::EncodeFrontendAttributes(plan.dot_frontend_attributes, loom, text);
+  return HloText(text.str());
 }
 
-/// `text` as the custom-call keeps it: a view stays a view (of the module's
-/// source, which outlives every instruction of the module), owned text is
-/// copied.
-HloText ShareText(const HloText &text) {
-  return text.owned() ? HloText(text) : HloText::View(text);
+
+/// backend_config as the custom-call keeps it: QuoteString of the encoded
+/// keys, quoted in place (its keys, signs, `=`, `,` and digits have nothing
+/// to escape), one copy.
+HloText QuotedBackendConfig(const Plan &plan) {
+  llvm::SmallString<96> quoted;
+  quoted.push_back('"');
+  quoted += plan.BackendConfig();
+  quoted.push_back('"');
+  return HloText(quoted.str());
 }
 
 /// The plan of a match still describes the dot: its operands, the chain to
@@ -784,19 +808,20 @@ NeuronLoopedEinsumReplacer::ExpandInstruction(HloInstruction *dot) {
   if (plan.merged)
     activation = computation->AddInstruction(HloInstruction::Create(
         HloOpcode::kReshape, plan.merged->activation, {plan.activation}));
-  auto call = HloInstruction::Create(HloOpcode::kCustomCall, dot->shape(),
-                                     {weight, activation}, "collective-matmul");
+  auto call =
+      HloInstruction::Create(HloOpcode::kCustomCall, dot->shape(), {weight, activation});
+  // The prefix AddInstruction names the call from: a view, not a copy.
+  call->SetNameView("collective-matmul");
   static const std::string quoted_target = QuoteString(collective_matmul::kTarget);
-  call->SetAttribute("custom_call_target", HloText::View(quoted_target));
-  if (const auto *sharding = dot->FindAttribute("sharding"))
-    call->SetAttribute("sharding", ShareText(*sharding));
-  // Before FrontendAttributes consumes the plan's dimension numbers.
-  const std::string backend_config = QuoteString(plan.BackendConfig());
+  call->mutable_attributes().reserve(5); // grown once, not per attribute
+  call->SetAttributeStaticName("custom_call_target", HloText::View(quoted_target));
+  if (plan.dot_sharding)
+    call->SetAttributeStaticName("sharding", std::move(*plan.dot_sharding));
+  call->SetAttributeStaticName("frontend_attributes", FrontendAttributesText(plan));
+  if (plan.dot_metadata)
+    call->SetAttributeStaticName("metadata", std::move(*plan.dot_metadata));
+  call->SetAttributeStaticName("backend_config", QuotedBackendConfig(plan));
   const int64_t rhs_contracting_dim = plan.dnums.rhs_contracting_dimensions[0];
-  SetFrontendAttributes(*call, FrontendAttributes(plan));
-  if (const auto *metadata = dot->FindAttribute("metadata"))
-    call->SetAttribute("metadata", ShareText(*metadata));
-  call->SetAttribute("backend_config", backend_config);
   HloInstruction *result = computation->AddInstruction(std::move(call));
 
   if (WantsRemark(*dot))

@@ -16,6 +16,7 @@
 #include "loom/hlo/ir/HloInstruction.h"
 #include "loom/hlo/ir/Shape.h"
 
+#include "llvm/ADT/SmallVector.h"
 #include "llvm/ADT/StringRef.h"
 #include "llvm/Support/Error.h"
 
@@ -64,9 +65,33 @@ struct LoomAttributes {
   bool use_global_device_ids = false;
   Shape local_weight_shape, gathered_weight_shape, weight_operand_shape;
 };
+/// LoomAttributes' fields by reference: what the pass encodes from the
+/// instructions it matched, without copying their shapes and groups first.
+struct LoomAttributesRef {
+  WeightSide weight_side = WeightSide::kLhs;
+  const DotDimensionNumbers *dnums = nullptr;
+  int64_t all_gather_dimension = 0;
+  const std::vector<std::vector<int64_t>> *replica_groups = nullptr;
+  std::optional<int64_t> channel_id;
+  bool use_global_device_ids = false;
+  const Shape *local_weight_shape = nullptr;
+  const Shape *gathered_weight_shape = nullptr;
+  const Shape *weight_operand_shape = nullptr;
+
+  LoomAttributesRef() = default;
+  LoomAttributesRef(const LoomAttributes &a); // implicit: every encoder takes either
+};
 /// The attributes in the contract's order, values as strings.
 std::vector<std::pair<std::string, std::string>>
-EncodeLoomAttributes(const LoomAttributes &attrs);
+EncodeLoomAttributes(const LoomAttributesRef &attrs);
+/// The custom-call's whole `frontend_attributes` value, `{key="value",...}`,
+/// into `out` (cleared first): the entries of `own` whose keys are not
+/// loom_* (the dot's, kept ahead), then the loom_* keys of `attrs`. Byte for
+/// byte what SetFrontendAttributes writes for those entries followed by
+/// EncodeLoomAttributes(attrs), written straight into one buffer: the pass
+/// encodes one per fused dot.
+void EncodeFrontendAttributes(llvm::ArrayRef<std::pair<std::string, std::string>> own,
+                              const LoomAttributesRef &attrs, llvm::SmallVectorImpl<char> &out);
 /// Whether a frontend attribute key belongs to the contract (`loom_` prefix).
 bool IsLoomKey(llvm::StringRef key);
 /// nullopt when `attrs` has no loom_* key at all (the form Neuron's own pass

@@ -35,6 +35,8 @@ std::optional<std::string> UnquoteString(llvm::StringRef text);
 std::optional<llvm::StringRef> UnquoteStringView(llvm::StringRef text, std::string &storage);
 /// `"..."` with quotes and backslashes escaped.
 std::string QuoteString(llvm::StringRef text);
+/// QuoteString(text) appended to `out`.
+void AppendQuotedString(std::string &out, llvm::StringRef text);
 
 // ---- Replica groups ---------------------------------------------------------
 

@@ -159,6 +159,9 @@ public:
   bool HasAttribute(llvm::StringRef name) const;
   /// Sets a text attribute, in place when present, appended otherwise.
   void SetAttribute(llvm::StringRef name, HloText value);
+  /// SetAttribute for a name that outlives the instruction (a string
+  /// literal): an appended attribute keeps a view of it, not a copy.
+  void SetAttributeStaticName(llvm::StringLiteral name, HloText value);
   /// Sets a computation reference (`name=%comp`), in place or appended.
   void SetCalledComputation(llvm::StringRef name, HloComputation *computation);
   bool RemoveAttribute(llvm::StringRef name);
@@ -184,6 +187,8 @@ public:
   std::string ToString() const;
 
 private:
+  /// SetAttribute when `name` is present (`value` moved in); false otherwise.
+  bool SetAttributeInPlace(llvm::StringRef name, HloText &value);
   friend class HloComputation;
   HloInstruction(HloOpcode opcode, Shape shape);
   HloInstruction(HloOpcode opcode, const Shape *shared_shape);
