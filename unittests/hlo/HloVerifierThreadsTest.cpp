@@ -467,6 +467,31 @@ TEST(HloVerifierThreads, OneComputationCutAtEveryInstruction) {
   }
 }
 
+TEST(HloVerifierThreads, PiecesWithRemovedInstructions) {
+  // Removed instructions leave empty text-order slots; a piece with some
+  // lists its instructions for the name rule, one without reads them from
+  // its slots. Names used twice on both sides of the empty slots.
+  std::string text = "HloModule m\n\nENTRY main {\n  p = f32[4]{0} parameter(0)\n";
+  std::string last = "p";
+  for (int i = 0; i < 60; ++i) {
+    std::string n = "n" + std::to_string(i);
+    text += "  " + n + " = f32[4]{0} negate(" + last + ")\n";
+    text += "  d" + std::to_string(i) + " = f32[4]{0} exponential(" + n + ")\n";
+    last = n;
+  }
+  text += "  ROOT r = f32[4]{0} copy(" + last + ")\n}\n";
+  std::unique_ptr<HloModule> module = Parse(text);
+  for (int i = 10; i < 30; ++i)
+    ASSERT_FALSE(static_cast<bool>(
+        module->entry_computation()->RemoveInstruction(testutil::Find(*module, "d" + std::to_string(i)))));
+  for (auto [dead, name] : {std::pair{8, 40}, {43, 5}, {58, 55}, {3, 50}})
+    testutil::Find(*module, "d" + std::to_string(dead))->SetName("n" + std::to_string(name));
+  std::string report = ExpectSameAtThreads(*module, "removed", {2, 3});
+  for (size_t piece : {3, 8, 13, 21, 64})
+    EXPECT_EQ(report, VerifyInPieces(*module, 2, piece)) << "pieces of " << piece;
+  EXPECT_NE(report.find("'n55': name used by two instructions"), std::string::npos) << report;
+}
+
 /// The bench's one computation (bench/HloUnrolledGenerator.h), large
 /// enough that VerifyHloModule on two threads cuts it into pieces of
 /// kPieceSlots itself.

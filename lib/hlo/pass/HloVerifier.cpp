@@ -96,7 +96,7 @@ std::vector<NameProblem> FindDuplicateNamesOnThreads(llvm::ArrayRef<WalkResult> 
                                                      unsigned threads) {
   std::vector<uint32_t> starts(walks.size() + 1, 0);
   for (size_t p = 0; p < walks.size(); ++p)
-    starts[p + 1] = starts[p] + static_cast<uint32_t>(walks[p].insts.size());
+    starts[p + 1] = starts[p] + static_cast<uint32_t>(walks[p].size());
   std::vector<std::vector<NameProblem>> found(threads);
   loom::parallelFor(threads, threads, [&](size_t part) {
     found[part] = FindDuplicateNames(walks, starts, static_cast<unsigned>(part), threads);
@@ -222,7 +222,7 @@ llvm::Error VerifyModule(const HloModule &module, unsigned threads, size_t piece
       report.Add(FormatProblem(comps[o], nullptr, "another computation has the same name"));
     for (; d < duplicates.size() && duplicates[d].ordinal < plan.begin[o + 1]; ++d) {
       const NameProblem &p = duplicates[d];
-      const HloInstruction *inst = walks[p.ordinal].insts[p.position];
+      const HloInstruction *inst = walks[p.ordinal].Instruction(p.position);
       const HloComputation *first = comps[plan.pieces[p.first].computation];
       if (report.shown.size() == kMaxProblems)
         ++report.total;

@@ -128,10 +128,20 @@ struct WalkResult {
   /// needs the first and only the second's failure.
   bool operands_local = true;
   bool in_text_order = true;
-  /// The piece's instructions in text order and the hashes of their names
-  /// (HloNameTable::Hash64), for the name rule.
-  std::vector<const HloInstruction *> insts;
+  /// The hashes of the names of the piece's instructions in text order
+  /// (HloNameTable::Hash64), for the name rule, which reads the
+  /// instructions through Instruction().
   std::vector<uint64_t> name_hashes;
+  /// The computation and the first slot of the piece, and its instructions
+  /// when removed ones left empty slots in it (otherwise the instruction
+  /// at position p is the one in slot from + p).
+  const HloComputation *comp = nullptr;
+  size_t from = 0;
+  std::vector<const HloInstruction *> insts;
+  const HloInstruction *Instruction(size_t position) const {
+    return insts.empty() ? comp->instruction_in_slot(from + position) : insts[position];
+  }
+  size_t size() const { return name_hashes.size(); }
   /// Its parameters in text order, for the parameter numbers.
   std::vector<const HloInstruction *> params;
 };

@@ -122,7 +122,7 @@ std::vector<NameProblem> FindDuplicateNames(llvm::ArrayRef<WalkResult> results,
   };
   auto inst_at = [&](uint32_t index) {
     auto [o, p] = locate(index);
-    return results[o].insts[p];
+    return results[o].Instruction(p);
   };
   auto hash_at = [&](uint32_t index) {
     auto [o, p] = locate(index);
