@@ -89,22 +89,32 @@ PiecePlan CutPieces(llvm::ArrayRef<const HloComputation *> comps, size_t piece_s
   return plan;
 }
 
-/// The rule that instruction names are unique, a part of the names on each
-/// of `threads` threads; the duplicates of all parts in module order are
-/// what one table would have found.
+/// Names per part of the name rule, at most about: a part's table is then
+/// 2^19 slots, 4 MiB, rather than 16 MiB for a module of a million names
+/// in one part, which the second verify of hlo-opt adds to the process's
+/// peak (the module is largest after the passes).
+constexpr size_t kNamesPerPart = size_t(1) << 18;
+
+/// The rule that instruction names are unique, in parts of the names by
+/// hash (at least one per thread, and enough that none holds much more than
+/// kNamesPerPart), each taken by the next free thread and its table freed
+/// before the thread takes the next; the duplicates of all parts in module
+/// order are what one table would have found.
 std::vector<NameProblem> FindDuplicateNamesOnThreads(llvm::ArrayRef<WalkResult> walks,
                                                      unsigned threads) {
   std::vector<uint32_t> starts(walks.size() + 1, 0);
   for (size_t p = 0; p < walks.size(); ++p)
     starts[p + 1] = starts[p] + static_cast<uint32_t>(walks[p].size());
-  std::vector<std::vector<NameProblem>> found(threads);
-  loom::parallelFor(threads, threads, [&](size_t part) {
-    found[part] = FindDuplicateNames(walks, starts, static_cast<unsigned>(part), threads);
+  unsigned parts = static_cast<unsigned>(
+      std::max<size_t>(threads, (starts.back() + kNamesPerPart - 1) / kNamesPerPart));
+  std::vector<std::vector<NameProblem>> found(parts);
+  loom::parallelFor(threads, parts, [&](size_t part) {
+    found[part] = FindDuplicateNames(walks, starts, static_cast<unsigned>(part), parts);
   });
   std::vector<NameProblem> duplicates = std::move(found[0]);
-  for (unsigned part = 1; part < threads; ++part)
+  for (unsigned part = 1; part < parts; ++part)
     llvm::append_range(duplicates, found[part]);
-  if (threads > 1)
+  if (parts > 1)
     llvm::sort(duplicates, [](const NameProblem &a, const NameProblem &b) {
       return std::make_pair(a.ordinal, a.position) < std::make_pair(b.ordinal, b.position);
     });
