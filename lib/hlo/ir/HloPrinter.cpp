@@ -16,7 +16,9 @@
 // of about the same number of instructions (docs/performance.md,
 // "Threads"): the computations are cut into pieces in the module's order,
 // which is the post order of a parsed dump (each piece checks that as it
-// prints, see PrintModuleInPieces), large ones into several; then up to
+// prints, see PrintModuleInPieces), large ones into several (ranges of
+// their text-order slots when that order is a post order, which is checked
+// on the threads with the callees, CheckSlots); then up to
 // `threads` workers format pieces into blocks of their own while the
 // caller hands the finished blocks to the stream in order, at most a few
 // pieces ahead, so the text is the same whatever the number of threads and
