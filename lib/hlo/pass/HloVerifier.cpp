@@ -154,38 +154,13 @@ struct ProblemList {
   }
 };
 
-/// The whole module: its own checks and the computation names on the
-/// caller, the walks over the computations (those of more than
-/// `piece_slots` slots in pieces) on up to `threads` threads, each
-/// computation's root and parameter numbers on the caller and its cycle
-/// search on the threads, the instruction names in as many parts, then the
-/// report, assembled on the caller in the order of Kind whatever the thread
-/// count and the pieces.
-llvm::Error VerifyModule(const HloModule &module, unsigned threads, size_t piece_slots) {
-  threads = std::min(threads, 64u);
-  std::vector<const HloComputation *> comps;
-  comps.reserve(static_cast<size_t>(module.computation_count()));
-  for (const HloComputation *comp : module.computations())
-    comps.push_back(comp);
-  const size_t n = comps.size();
-  llvm::DenseSet<const HloComputation *> computations;
-  computations.reserve(static_cast<unsigned>(n));
-  for (const HloComputation *comp : comps)
-    computations.insert(comp);
-
-  ProblemList report;
-  if (!module.entry_computation())
-    report.Add(FormatProblem(nullptr, nullptr,
-                             "module '" + module.name() + "' has no entry computation"));
-  else if (!computations.contains(module.entry_computation()))
-    report.Add(FormatProblem(nullptr, nullptr,
-                             "the entry computation of module '" + module.name() +
-                                 "' is not one of its computations"));
-  std::vector<char> name_taken = FindDuplicateComputationNames(comps);
-
-  // The walks: each thread takes the next piece not yet taken (one
-  // computation may hold most of a module, and is then cut into pieces).
-  PiecePlan plan = CutPieces(comps, piece_slots);
+/// The walks: each of up to `threads` threads takes the next piece not yet
+/// taken (one computation may hold most of a module, and is then cut into
+/// pieces).
+std::vector<WalkResult> WalkPieces(const HloModule &module,
+                                   const llvm::DenseSet<const HloComputation *> &computations,
+                                   llvm::ArrayRef<const HloComputation *> comps,
+                                   const PiecePlan &plan, unsigned threads) {
   const size_t pieces = plan.pieces.size();
   std::vector<WalkResult> walks(pieces);
   std::atomic<size_t> next{0};
@@ -198,42 +173,47 @@ llvm::Error VerifyModule(const HloModule &module, unsigned threads, size_t piece
       verifier.CheckPiece(*comps[piece.computation], piece.from, piece.to, walks[p]);
     }
   });
+  return walks;
+}
 
-  // What needs a whole computation: its root and parameter numbers (a few
-  // instructions each) here, the cycle search, rarely needed and as long
-  // as the computation, on the threads.
-  std::vector<WalkResult> heads(n);
+/// What needs a whole computation, once its pieces are walked: its root and
+/// parameter numbers (a few instructions each) on the caller, the cycle
+/// search, rarely needed and as long as the computation, on the threads.
+/// One result per computation.
+std::vector<WalkResult> CheckWholeComputations(
+    const HloModule &module, const llvm::DenseSet<const HloComputation *> &computations,
+    llvm::ArrayRef<const HloComputation *> comps, const PiecePlan &plan,
+    llvm::ArrayRef<WalkResult> walks, unsigned threads) {
+  std::vector<WalkResult> heads(comps.size());
   std::vector<size_t> cyclic;
-  {
-    ComputationVerifier verifier(module, computations);
-    for (size_t o = 0; o < n; ++o) {
-      llvm::ArrayRef<WalkResult> own =
-          llvm::ArrayRef(walks).slice(plan.begin[o], plan.begin[o + 1] - plan.begin[o]);
-      verifier.CheckHead(*comps[o], own, heads[o]);
-      if (llvm::all_of(own, [](const WalkResult &w) { return w.operands_local; }) &&
-          !llvm::all_of(own, [](const WalkResult &w) { return w.in_text_order; }))
-        cyclic.push_back(o);
-    }
+  ComputationVerifier verifier(module, computations);
+  for (size_t o = 0; o < comps.size(); ++o) {
+    llvm::ArrayRef<WalkResult> own = walks.slice(plan.begin[o], plan.begin[o + 1] - plan.begin[o]);
+    verifier.CheckHead(*comps[o], own, heads[o]);
+    if (llvm::all_of(own, [](const WalkResult &w) { return w.operands_local; }) &&
+        !llvm::all_of(own, [](const WalkResult &w) { return w.in_text_order; }))
+      cyclic.push_back(o);
   }
   loom::parallelFor(threads, cyclic.size(), [&](size_t c) {
     ComputationVerifier(module, computations).CheckCycles(*comps[cyclic[c]], heads[cyclic[c]]);
   });
+  return heads;
+}
 
-  std::vector<NameProblem> duplicates = FindDuplicateNamesOnThreads(walks, threads);
-
-  // The report: the first kMaxProblems problems in the order of Kind,
-  // computation by computation for the kinds from kHead on (each the
-  // computation's head, then its pieces in text order), then the count of
-  // the rest.
+/// The name problems into `report`, computation by computation, each
+/// computation's own name before its instructions'.
+void ReportNames(ProblemList &report, llvm::ArrayRef<const HloComputation *> comps,
+                 llvm::ArrayRef<char> name_taken, const PiecePlan &plan,
+                 llvm::ArrayRef<WalkResult> walks, llvm::ArrayRef<NameProblem> duplicates) {
   size_t d = 0;
-  for (size_t o = 0; o < n; ++o) {
-    // A computation's own name comes before its instructions' names.
+  for (size_t o = 0; o < comps.size(); ++o) {
     if (name_taken[o])
       report.Add(FormatProblem(comps[o], nullptr, "another computation has the same name"));
     for (; d < duplicates.size() && duplicates[d].ordinal < plan.begin[o + 1]; ++d) {
       const NameProblem &p = duplicates[d];
       const HloInstruction *inst = walks[p.ordinal].Instruction(p.position);
       const HloComputation *first = comps[plan.pieces[p.first].computation];
+      // Counted only, once the report is full: no message to build.
       if (report.shown.size() == kMaxProblems)
         ++report.total;
       else if (first == comps[o])
@@ -247,11 +227,18 @@ llvm::Error VerifyModule(const HloModule &module, unsigned threads, size_t piece
                                      "module"));
     }
   }
+}
+
+/// The walks' problems into `report`: computation references, then
+/// computation by computation the kinds from kHead on, each the
+/// computation's head, then its pieces in text order.
+void ReportWalks(ProblemList &report, const PiecePlan &plan, llvm::ArrayRef<WalkResult> walks,
+                 llvm::ArrayRef<WalkResult> heads) {
   bool callees_ok = llvm::all_of(walks, [](const WalkResult &w) { return w.callees_ok; });
   constexpr size_t kCallee = static_cast<size_t>(Kind::kCallee) - kFirstWalkKind;
   for (const WalkResult &w : walks)
     report.Add(w.lines[kCallee], w.counts[kCallee]);
-  for (size_t o = 0; o < n; ++o) {
+  for (size_t o = 0; o < heads.size(); ++o) {
     for (size_t k = kCallee + 1; k < kWalkKinds; ++k) {
       // Every shape rule's problem is left out after a dangling reference.
       if (k + kFirstWalkKind == static_cast<size_t>(Kind::kRule) && !callees_ok)
@@ -261,6 +248,45 @@ llvm::Error VerifyModule(const HloModule &module, unsigned threads, size_t piece
         report.Add(walks[p].lines[k], walks[p].counts[k]);
     }
   }
+}
+
+/// The whole module: its own checks and the computation names on the
+/// caller, the walks over the computations (those of more than
+/// `piece_slots` slots in pieces) on up to `threads` threads, each
+/// computation's root and parameter numbers on the caller and its cycle
+/// search on the threads, the instruction names in parts on the threads,
+/// then the report, assembled on the caller in the order of Kind whatever
+/// the thread count and the pieces: the first kMaxProblems problems, then
+/// the count of the rest.
+llvm::Error VerifyModule(const HloModule &module, unsigned threads, size_t piece_slots) {
+  threads = std::min(threads, 64u);
+  std::vector<const HloComputation *> comps;
+  comps.reserve(static_cast<size_t>(module.computation_count()));
+  for (const HloComputation *comp : module.computations())
+    comps.push_back(comp);
+  llvm::DenseSet<const HloComputation *> computations;
+  computations.reserve(static_cast<unsigned>(comps.size()));
+  for (const HloComputation *comp : comps)
+    computations.insert(comp);
+
+  ProblemList report;
+  if (!module.entry_computation())
+    report.Add(FormatProblem(nullptr, nullptr,
+                             "module '" + module.name() + "' has no entry computation"));
+  else if (!computations.contains(module.entry_computation()))
+    report.Add(FormatProblem(nullptr, nullptr,
+                             "the entry computation of module '" + module.name() +
+                                 "' is not one of its computations"));
+  std::vector<char> name_taken = FindDuplicateComputationNames(comps);
+
+  PiecePlan plan = CutPieces(comps, piece_slots);
+  std::vector<WalkResult> walks = WalkPieces(module, computations, comps, plan, threads);
+  std::vector<WalkResult> heads =
+      CheckWholeComputations(module, computations, comps, plan, walks, threads);
+  std::vector<NameProblem> duplicates = FindDuplicateNamesOnThreads(walks, threads);
+
+  ReportNames(report, comps, name_taken, plan, walks, duplicates);
+  ReportWalks(report, plan, walks, heads);
   return report.Finish();
 }
 
