@@ -213,6 +213,33 @@ TEST(HloPrinterThreads, AfterBothPasses) {
                    "pieces of " + std::to_string(piece));
 }
 
+TEST(HloPrinterThreads, RemovedInstructionsInPieces) {
+  // A chain with a dead instruction after every link; removing them leaves
+  // null text-order slots at every other position, which the pieces of a
+  // computation in text order (ranges of slots) skip.
+  std::string text = "HloModule m\n\nENTRY main {\n  p = f32[4]{0} parameter(0)\n";
+  std::string last = "p";
+  for (int i = 0; i < 40; ++i) {
+    std::string n = "n" + std::to_string(i);
+    text += "  " + n + " = f32[4]{0} negate(" + last + ")\n";
+    text += "  d" + std::to_string(i) + " = f32[4]{0} exponential(" + n + ")\n";
+    last = n;
+  }
+  text += "  ROOT r = f32[4]{0} copy(" + last + ")\n}\n";
+  auto m = Parse(text);
+  ASSERT_TRUE(m);
+  for (int i = 0; i < 40; i += 1 + i % 2) {
+    HloInstruction *dead = testutil::Find(*m, "d" + std::to_string(i));
+    ASSERT_TRUE(dead);
+    ASSERT_FALSE(static_cast<bool>(m->entry_computation()->RemoveInstruction(dead)));
+  }
+  ASSERT_GT(m->entry_computation()->slot_count(),
+            static_cast<size_t>(m->entry_computation()->instruction_count()));
+  std::string printed = ExpectSameBytesEverywhere(*m, "removed");
+  EXPECT_EQ(printed.find("%d0 = "), std::string::npos) << printed;
+  EXPECT_NE(printed.find("%d2 = "), std::string::npos) << printed;
+}
+
 TEST(HloPrinterThreads, TextOrderNotAPostOrder) {
   auto m = Parse(R"(HloModule m
 

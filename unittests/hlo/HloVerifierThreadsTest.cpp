@@ -6,8 +6,14 @@
 // neuron_looped_einsum_token_replacer; on broken modules built here with
 // more problems than the report shows, spread over many computations; and
 // on deterministic mutations of the valid modules (an operand, a shape
-// dimension, a callee, a name, a parameter number, a root).
+// dimension, a callee, a name, a parameter number, a root). Each is also
+// verified with its computations cut into pieces of a few instructions
+// (down to one: a cut at every instruction), on one thread and on several,
+// as a computation of more than HloVerifierPieces.h's kPieceSlots is.
 #include "HloTestUtil.h"
+
+#include "../../bench/HloUnrolledGenerator.h"
+#include "../../lib/hlo/pass/HloVerifierPieces.h"
 
 #include "llvm/ADT/STLFunctionalExtras.h"
 
@@ -48,7 +54,19 @@ std::string Verify(const HloModule &module, unsigned threads) {
   return err ? "error:" + llvm::toString(std::move(err)) : std::string("ok");
 }
 
-/// The report at 1 thread; a test failure when another count differs.
+/// "ok", or "error:" and the report, with computations walked in pieces of
+/// `piece` text-order slots.
+std::string VerifyInPieces(const HloModule &module, unsigned threads, size_t piece) {
+  llvm::Error err = hlo_verifier::VerifyModuleInPieces(module, threads, piece);
+  return err ? "error:" + llvm::toString(std::move(err)) : std::string("ok");
+}
+
+/// The piece sizes every module is also verified with: a cut at every
+/// instruction, at every other, and a few more instructions a piece.
+constexpr size_t kPieceSizes[] = {1, 2, 5};
+
+/// The report at 1 thread; a test failure when another count differs, or
+/// the report with computations cut into pieces.
 std::string ExpectSameAtThreads(const HloModule &module, llvm::StringRef what,
                                 std::initializer_list<unsigned> counts = {4}) {
   std::string one = Verify(module, 1);
@@ -57,6 +75,10 @@ std::string ExpectSameAtThreads(const HloModule &module, llvm::StringRef what,
       << what.str() << ": the one-argument form";
   for (unsigned threads : counts)
     EXPECT_EQ(one, Verify(module, threads)) << what.str() << " at " << threads << " threads";
+  for (size_t piece : kPieceSizes)
+    for (unsigned threads : {1u, 3u})
+      EXPECT_EQ(one, VerifyInPieces(module, threads, piece))
+          << what.str() << " in pieces of " << piece << " at " << threads << " threads";
   return one;
 }
 
@@ -383,6 +405,133 @@ TEST(HloVerifierThreads, MutationsOfValidModules) {
   RecordProperty("mutated", static_cast<int>(mutated));
   RecordProperty("refused", static_cast<int>(refused));
   EXPECT_GT(mutated, 500u);
+  EXPECT_GT(refused, mutated / 2);
+}
+
+
+/// One computation of `length` negates in a chain with problems spread over
+/// its whole text, so that pieces of any size split them: a parameter every
+/// 7th instruction numbered so that some numbers repeat and some are out of
+/// range, a wrong result shape every 5th, a name used before every 11th,
+/// and, when `cycle`, the first negate reading the last of its shape (a
+/// cycle through every piece).
+std::unique_ptr<HloModule> LongComputation(int length, bool cycle, bool dangling_callee) {
+  auto module = std::make_unique<HloModule>("long");
+  auto comp = std::make_unique<HloComputation>("main");
+  HloComputation *raw = comp.get();
+  HloInstruction *last = Param(raw, F32({2}), "p0", 0);
+  HloInstruction *first_negate = nullptr, *last_of_first_shape = nullptr;
+  int params = 1;
+  for (int i = 0; i < length; ++i) {
+    if (i % 7 == 3) {
+      Param(raw, F32({2}), "p" + std::to_string(i), i % 3 ? params : params + 40);
+      ++params;
+      continue;
+    }
+    std::string name = i % 11 == 10 ? "n." + std::to_string(i - 3) : "n." + std::to_string(i);
+    last = Unary(raw, HloOpcode::kNegate, last, i % 5 == 4 ? F32({3}) : F32({2}), name);
+    if (!first_negate)
+      first_negate = last;
+    if (i % 5 != 4)
+      last_of_first_shape = last;
+    if (dangling_callee && i == length - 4) {
+      static HloComputation outside("outside");
+      last->SetCalledComputation("to_apply", &outside);
+    }
+  }
+  if (cycle)
+    llvm::cantFail(first_negate->ReplaceOperandWith(0, last_of_first_shape));
+  raw->set_root_instruction(last);
+  module->set_entry_computation(module->AddComputation(std::move(comp)));
+  return module;
+}
+
+TEST(HloVerifierThreads, OneComputationCutAtEveryInstruction) {
+  for (bool cycle : {false, true}) {
+    for (bool dangling : {false, true}) {
+      for (int length : {1, 3, 8, 30, 400}) {
+        std::unique_ptr<HloModule> module = LongComputation(length, cycle, dangling);
+        std::string what = std::to_string(length) + " instructions" + (cycle ? ", a cycle" : "") +
+                           (dangling ? ", a dangling callee" : "");
+        std::string report = ExpectSameAtThreads(*module, what, {2, 3, 8});
+        for (size_t piece = 3; piece <= 64; piece += 7)
+          EXPECT_EQ(report, VerifyInPieces(*module, 2, piece)) << what << ", pieces of " << piece;
+        if (length == 400) {
+          // More problems than the report shows (but for the shape rules'
+          // after a dangling callee), the cycle among them.
+          EXPECT_EQ(!dangling, report.find("\n... and ") != std::string::npos) << report;
+          EXPECT_EQ(cycle, report.find("is part of a cycle") != std::string::npos) << report;
+        }
+      }
+    }
+  }
+}
+
+TEST(HloVerifierThreads, PiecesWithRemovedInstructions) {
+  // Removed instructions leave empty text-order slots; a piece with some
+  // lists its instructions for the name rule, one without reads them from
+  // its slots. Names used twice on both sides of the empty slots.
+  std::string text = "HloModule m\n\nENTRY main {\n  p = f32[4]{0} parameter(0)\n";
+  std::string last = "p";
+  for (int i = 0; i < 60; ++i) {
+    std::string n = "n" + std::to_string(i);
+    text += "  " + n + " = f32[4]{0} negate(" + last + ")\n";
+    text += "  d" + std::to_string(i) + " = f32[4]{0} exponential(" + n + ")\n";
+    last = n;
+  }
+  text += "  ROOT r = f32[4]{0} copy(" + last + ")\n}\n";
+  std::unique_ptr<HloModule> module = Parse(text);
+  for (int i = 10; i < 30; ++i)
+    ASSERT_FALSE(static_cast<bool>(
+        module->entry_computation()->RemoveInstruction(testutil::Find(*module, "d" + std::to_string(i)))));
+  for (auto [dead, name] : {std::pair{8, 40}, {43, 5}, {58, 55}, {3, 50}})
+    testutil::Find(*module, "d" + std::to_string(dead))->SetName("n" + std::to_string(name));
+  std::string report = ExpectSameAtThreads(*module, "removed", {2, 3});
+  for (size_t piece : {3, 8, 13, 21, 64})
+    EXPECT_EQ(report, VerifyInPieces(*module, 2, piece)) << "pieces of " << piece;
+  EXPECT_NE(report.find("'n55': name used by two instructions"), std::string::npos) << report;
+}
+
+/// The bench's one computation (bench/HloUnrolledGenerator.h), large
+/// enough that VerifyHloModule on two threads cuts it into pieces of
+/// kPieceSlots itself.
+std::string UnrolledText() {
+  static const std::string text =
+      bench::GenerateUnrolledHloModule(3 * static_cast<int64_t>(hlo_verifier::kPieceSlots), 1);
+  return text;
+}
+
+TEST(HloVerifierThreads, LargeComputationInPiecesOfTheDefaultSize) {
+  RegisterAllHloPasses();
+  std::unique_ptr<HloModule> module = Parse(UnrolledText());
+  ASSERT_GT(module->entry_computation()->slot_count(), 2 * hlo_verifier::kPieceSlots);
+  EXPECT_EQ(ExpectSameAtThreads(*module, "unrolled", {2, 4}), "ok");
+  HloPassPipeline pipeline("threads-test");
+  pipeline.AddPass(llvm::cantFail(CreateHloPass("neuron_looped_einsum_replacer")));
+  pipeline.AddPass(llvm::cantFail(CreateHloPass("neuron_looped_einsum_token_replacer")));
+  ASSERT_TRUE(llvm::cantFail(pipeline.Run(*module)));
+  EXPECT_EQ(ExpectSameAtThreads(*module, "unrolled after the passes", {2, 4}), "ok");
+}
+
+TEST(HloVerifierThreads, MutationsOfALargeComputation) {
+  // Each mutation at sites spread over the computation, so that the
+  // problem falls in different pieces of the default size.
+  size_t refused = 0, mutated = 0;
+  for (const Mutation &mutation : Mutations()) {
+    for (size_t site = 0; site < 3; ++site) {
+      std::unique_ptr<HloModule> module = Parse(UnrolledText());
+      size_t pick = (site * 2 + 1) * static_cast<size_t>(module->instruction_count()) / 7;
+      if (!mutation.apply(*module, pick))
+        continue;
+      ++mutated;
+      std::string what = std::string("unrolled: ") + mutation.name + " at " + std::to_string(pick);
+      std::string one = Verify(*module, 1);
+      EXPECT_EQ(one, Verify(*module, 2)) << what;
+      EXPECT_EQ(one, VerifyInPieces(*module, 3, 1000)) << what;
+      refused += one != "ok";
+    }
+  }
+  EXPECT_GT(mutated, 20u);
   EXPECT_GT(refused, mutated / 2);
 }
 

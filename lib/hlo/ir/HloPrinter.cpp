@@ -16,7 +16,9 @@
 // of about the same number of instructions (docs/performance.md,
 // "Threads"): the computations are cut into pieces in the module's order,
 // which is the post order of a parsed dump (each piece checks that as it
-// prints, see PrintModuleInPieces), large ones into several; then up to
+// prints, see PrintModuleInPieces), large ones into several (ranges of
+// their text-order slots when that order is a post order, which is checked
+// on the threads with the callees, CheckSlots); then up to
 // `threads` workers format pieces into blocks of their own while the
 // caller hands the finished blocks to the stream in order, at most a few
 // pieces ahead, so the text is the same whatever the number of threads and
@@ -309,6 +311,9 @@ public:
   /// The lines of `instructions`, in order.
   void AppendInstructionLines(llvm::ArrayRef<HloInstruction *> instructions,
                               const HloInstruction *root);
+  /// The lines of the instructions in the text-order slots [from, to) of
+  /// `computation`, in text order.
+  void AppendInstructionSlots(const HloComputation &computation, size_t from, size_t to);
   void AppendComputationFooter(const HloComputation &computation);
   void AppendInstruction(const HloInstruction &instruction);
   LLVM_ATTRIBUTE_ALWAYS_INLINE void AppendShape(const Shape &shape, bool print_layout) {
@@ -609,6 +614,28 @@ void TextPrinter::AppendInstructionLines(llvm::ArrayRef<HloInstruction *> instru
   }
 }
 
+void TextPrinter::AppendInstructionSlots(const HloComputation &computation, size_t from,
+                                         size_t to) {
+  // As AppendInstructionLines; a removed instruction's slot is null.
+  constexpr size_t kAhead = 8, kDataAhead = 4;
+  auto at = [&](size_t slot) { return computation.instruction_in_slot(slot); };
+  for (size_t s = from; s < std::min(to, from + kAhead); ++s)
+    if (at(s))
+      PrefetchInstruction(at(s));
+  for (size_t s = from; s < std::min(to, from + kDataAhead); ++s)
+    if (at(s))
+      PrefetchInstructionData(at(s));
+  const HloInstruction *root = computation.root_instruction();
+  for (size_t s = from; s < to; ++s) {
+    if (s + kAhead < to && at(s + kAhead))
+      PrefetchInstruction(at(s + kAhead));
+    if (s + kDataAhead < to && at(s + kDataAhead))
+      PrefetchInstructionData(at(s + kDataAhead));
+    if (const HloInstruction *instruction = at(s))
+      AppendInstructionLine(*instruction, root);
+  }
+}
+
 void TextPrinter::AppendComputationFooter(const HloComputation &computation) {
   out_.Append('}');
   out_.Append(computation.trailer());
@@ -720,7 +747,8 @@ namespace {
 /// A piece of the module's text: computations [first, last) of the print
 /// order, whole; or, when `split`, the lines [from, to) of computation
 /// `first` (with its signature when `from` is 0, its closing brace when
-/// `to` is its last).
+/// `to` is its last): positions in its post order, or text-order slots
+/// when that order is its text order (PiecePlan::lines).
 struct Piece {
   size_t first;
   size_t last;
@@ -734,42 +762,111 @@ struct Piece {
 /// Thread safety: HloComputation::MakeInstructionPostOrder caches in the
 /// computation whether its text order is a post order, so it is called on
 /// one thread per computation only: for a computation split into pieces
-/// before the pieces are formatted (its order is kept here), for any other
-/// by the one piece that prints it. Everything else the printer reads is
-/// plain data of the module, which nothing writes while it prints.
+/// whose text order is not a post order, before the pieces are formatted
+/// (its order is kept here), for any other by the one piece that prints it.
+/// Everything else the printer reads is plain data of the module, which
+/// nothing writes while it prints.
 struct PiecePlan {
   /// The computations in print order, from some position of the module's
   /// post order on.
   std::vector<const HloComputation *> order;
-  /// The instruction post order of every computation split into pieces, by
-  /// position in `order`; empty for the others.
+  /// The instruction post order of every computation split into pieces
+  /// whose text order is not one, by position in `order`; empty for the
+  /// others. The pieces of a split computation with an empty post order
+  /// here are ranges of its text-order slots.
   std::vector<std::vector<HloInstruction *>> lines;
+  /// Whether every computation a split computation calls comes before it
+  /// in the module (when the plan is cut with the module's positions).
+  std::vector<char> callees_first;
   std::vector<Piece> pieces;
   /// Whether piece 0 starts with the module's header.
   bool header = true;
 };
 
+/// What one range of a large computation's text-order slots shows: whether
+/// every operand and control predecessor of its instructions is local and
+/// earlier in the text (HloComputation::TextOrderIsPostOrder's test), and
+/// whether every computation they call comes before the computation
+/// (`check`).
+struct SlotRangeCheck {
+  bool post_order = true;
+  bool callees_first = true;
+};
+
+SlotRangeCheck CheckSlots(const HloComputation &computation, size_t from, size_t to,
+                          CalleeCheck *check) {
+  SlotRangeCheck result;
+  for (size_t s = from; s < to; ++s) {
+    const HloInstruction *instruction = computation.instruction_in_slot(s);
+    if (!instruction)
+      continue;
+    auto earlier = [&](const HloInstruction *dep) {
+      size_t slot = dep->text_order_slot();
+      return dep->parent() == &computation && slot < s &&
+             computation.instruction_in_slot(slot) == dep;
+    };
+    if (result.post_order && (!llvm::all_of(instruction->operands(), earlier) ||
+                              !llvm::all_of(instruction->control_predecessors(), earlier)))
+      result.post_order = false;
+    if (check)
+      for (const HloInstruction::Attribute &attribute : instruction->attributes())
+        for (const HloComputation *callee : attribute.computations)
+          check->See(callee);
+  }
+  result.callees_first = !check || check->ok;
+  return result;
+}
+
 /// Cuts `order` into pieces of about `size` lines: small computations are
 /// grouped, a signature counting as one line; a computation of more lines
-/// is cut into pieces of its own, its post order computed on up to
-/// `threads` threads, one thread per computation.
-void CutPieces(PiecePlan &plan, unsigned threads, size_t size) {
-  std::vector<size_t> big;
+/// is cut into pieces of its own. Whether such a computation's text order
+/// is a post order, and with `position` (the module's order) whether its
+/// callees come first, is found on up to `threads` threads, a range of
+/// `size` slots at a time: one computation may be most of the module. When
+/// its text order is a post order its pieces are ranges of slots; when not,
+/// its post order is computed, one thread per computation.
+void CutPieces(PiecePlan &plan, unsigned threads, size_t size,
+               const llvm::DenseMap<const HloComputation *, size_t> *position) {
+  struct Range {
+    size_t k, from, to;
+  };
+  std::vector<Range> ranges;
+  for (size_t k = 0; k < plan.order.size(); ++k) {
+    const HloComputation &computation = *plan.order[k];
+    if (static_cast<size_t>(computation.instruction_count()) <= size)
+      continue;
+    for (size_t from = 0; from < computation.slot_count(); from += size)
+      ranges.push_back({k, from, std::min(computation.slot_count(), from + size)});
+  }
+  std::vector<SlotRangeCheck> checks(ranges.size());
+  loom::parallelFor(threads, ranges.size(), [&](size_t r) {
+    CalleeCheck check{position, ranges[r].k};
+    checks[r] = CheckSlots(*plan.order[ranges[r].k], ranges[r].from, ranges[r].to,
+                           position ? &check : nullptr);
+  });
+  std::vector<char> split(plan.order.size(), 0), post_order(plan.order.size(), 1);
+  plan.callees_first.assign(plan.order.size(), 1);
+  for (size_t r = 0; r < ranges.size(); ++r) {
+    split[ranges[r].k] = 1;
+    post_order[ranges[r].k] &= checks[r].post_order;
+    plan.callees_first[ranges[r].k] &= checks[r].callees_first;
+  }
+  std::vector<size_t> reordered;
   for (size_t k = 0; k < plan.order.size(); ++k)
-    if (static_cast<size_t>(plan.order[k]->instruction_count()) > size)
-      big.push_back(k);
+    if (split[k] && !post_order[k])
+      reordered.push_back(k);
   plan.lines.assign(plan.order.size(), {});
-  loom::parallelFor(threads, big.size(), [&](size_t b) {
-    plan.lines[big[b]] = plan.order[big[b]]->MakeInstructionPostOrder();
+  loom::parallelFor(threads, reordered.size(), [&](size_t b) {
+    plan.lines[reordered[b]] = plan.order[reordered[b]]->MakeInstructionPostOrder();
   });
   size_t start = 0, filled = 0;
   for (size_t k = 0; k < plan.order.size(); ++k) {
-    const std::vector<HloInstruction *> &lines = plan.lines[k];
-    if (!lines.empty()) {
+    if (split[k]) {
       if (start < k)
         plan.pieces.push_back({start, k});
-      for (size_t from = 0; from < lines.size(); from += size)
-        plan.pieces.push_back({k, k + 1, from, std::min(lines.size(), from + size), true});
+      size_t lines = plan.lines[k].empty() ? plan.order[k]->slot_count() : plan.lines[k].size();
+      for (size_t from = 0; from < lines; from += size)
+        plan.pieces.push_back({k, k + 1, from, std::min(lines, from + size), true});
       start = k + 1;
       filled = 0;
       continue;
@@ -785,19 +882,6 @@ void CutPieces(PiecePlan &plan, unsigned threads, size_t size) {
   // The last group; a module without computations is its header alone.
   if (start < plan.order.size() || plan.pieces.empty())
     plan.pieces.push_back({start, plan.order.size()});
-}
-
-/// Whether every computation `lines` call comes before position `caller`
-/// of the module.
-bool CalleesComeFirst(llvm::ArrayRef<HloInstruction *> lines,
-                      const llvm::DenseMap<const HloComputation *, size_t> &position,
-                      size_t caller) {
-  CalleeCheck check{&position, caller};
-  for (const HloInstruction *instruction : lines)
-    for (const HloInstruction::Attribute &attribute : instruction->attributes())
-      for (const HloComputation *callee : attribute.computations)
-        check.See(callee);
-  return check.ok;
 }
 
 /// The text of piece `i`: exactly the bytes AppendModule gives that part
@@ -824,13 +908,18 @@ void AppendPiece(TextPrinter &printer, TextBuffer &out, const HloModule &module,
   printer.SetCalleeCheck(nullptr);
   const HloComputation &computation = *plan.order[piece.first];
   const std::vector<HloInstruction *> &lines = plan.lines[piece.first];
+  size_t count = lines.empty() ? computation.slot_count() : lines.size();
   if (piece.from == 0) {
     out.Append('\n');
     printer.AppendComputationHeader(computation);
   }
-  printer.AppendInstructionLines(llvm::ArrayRef(lines).slice(piece.from, piece.to - piece.from),
-                                 computation.root_instruction());
-  if (piece.to == lines.size()) {
+  if (lines.empty())
+    printer.AppendInstructionSlots(computation, piece.from, piece.to);
+  else
+    printer.AppendInstructionLines(
+        llvm::ArrayRef(lines).slice(piece.from, piece.to - piece.from),
+        computation.root_instruction());
+  if (piece.to == count) {
     printer.AppendComputationFooter(computation);
     out.Append('\n');
   }
@@ -906,10 +995,10 @@ void PrintModuleInPieces(const HloModule &module, llvm::raw_ostream &os,
     position.try_emplace(computation, plan.order.size());
     plan.order.push_back(computation);
   }
-  CutPieces(plan, threads, size);
+  CutPieces(plan, threads, size, &position);
   size_t first_split = plan.order.size();
   for (size_t k = 0; k < plan.order.size(); ++k)
-    if (!plan.lines[k].empty() && !CalleesComeFirst(plan.lines[k], position, k)) {
+    if (!plan.callees_first[k]) {
       first_split = k;
       break;
     }
@@ -932,7 +1021,7 @@ void PrintModuleInPieces(const HloModule &module, llvm::raw_ostream &os,
   assert(std::equal(plan.order.begin(), plan.order.begin() + written, post_order.begin()) &&
          "the module's order is its post order up to the first call of a later computation");
   rest.order.assign(post_order.begin() + written, post_order.end());
-  CutPieces(rest, threads, size);
+  CutPieces(rest, threads, size, nullptr);
   WritePieces(module, os, rest, threads, window, nullptr);
 }
 

@@ -4,18 +4,20 @@
 // the seams of its work, each file one part:
 //
 //   HloVerifier.cpp            the driver: the module's own checks, the walks
-//                              over the computations on up to `threads`
-//                              threads, the name rule in as many parts, and
+//                              over the computations (a large one in pieces)
+//                              on up to `threads` threads, each computation's
+//                              root, parameter numbers and cycle search, the
+//                              name rule in as many parts, and
 //                              the report, in the order of Kind whatever the
 //                              thread count (docs/hlo-verifier.md, "Threads")
 //   HloVerifierNames.cpp       the name tables: computation names, and the
 //                              instruction names module-wide in parts by
 //                              HloNameTable's hash
-//   HloVerifierStructure.cpp   the walk over one computation: root and
-//                              parameter numbers, operand, user and control
-//                              edges, computation references, shape
-//                              validity, and the one depth-first search for
-//                              cycles
+//   HloVerifierStructure.cpp   the walk over a computation or a piece of
+//                              one: operand, user and control edges,
+//                              computation references, shape validity;
+//                              root and parameter numbers, and the one
+//                              depth-first search for cycles
 //   HloVerifierShapes.cpp      the shape rules of each opcode but the
 //                              collectives
 //   HloVerifierCollectives.cpp the shape rules of the collectives (groups,
@@ -23,8 +25,8 @@
 //                              collective-permute, the async -start/-done
 //                              pairs)
 //
-// What one walk writes is its computation's ComputationResult; the driver
-// reads them once every walk is done.
+// What one walk writes is its piece's WalkResult; the driver reads them
+// once every walk is done.
 //
 //===----------------------------------------------------------------------===//
 #ifndef LOOM_LIB_HLO_PASS_HLOVERIFIERINTERNAL_H
@@ -102,36 +104,67 @@ constexpr size_t kWalkKinds = static_cast<size_t>(Kind::kRule) + 1 - kFirstWalkK
 std::string FormatProblem(const HloComputation *comp, const HloInstruction *inst,
                           const llvm::Twine &msg);
 
-/// What the walk over one computation found; written only by the thread
-/// that walks it, read by the caller once every walk is done.
-struct ComputationResult {
+/// What the walk over one piece of a computation found: a range of its
+/// text-order slots, the whole computation unless it is large and the walk
+/// runs on several threads (docs/hlo-verifier.md, "Threads"). Written only
+/// by the thread that walks the piece, read by the caller once every walk
+/// is done. The caller's checks of a whole computation (root, parameter
+/// numbers, the cycle search) report into a result of their own.
+struct WalkResult {
   /// The first kMaxProblems problems of each kind from kCallee on, in the
   /// order found, and how many there were of each, kept or not. That is
-  /// enough: the report lists a computation's problems kind by kind, and
-  /// shows kMaxProblems in all.
+  /// enough: the report lists a computation's problems kind by kind, the
+  /// pieces of each kind in text order, and shows kMaxProblems in all.
   std::vector<std::string> lines[kWalkKinds];
   size_t counts[kWalkKinds] = {};
-  /// Every computation reference of the computation is to a computation of
-  /// the module. The shape rules read callees, so they stop at the first
-  /// that is not (and the report leaves out every shape rule's problem
-  /// when one computation has such a reference, as if the rules had run
-  /// only on a module without one).
+  /// Every computation reference of the piece is to a computation of the
+  /// module. The shape rules read callees, so they stop at the first that
+  /// is not (and the report leaves out every shape rule's problem when one
+  /// computation has such a reference, as if the rules had run only on a
+  /// module without one).
   bool callees_ok = true;
-  /// The instructions in text order and the hashes of their names
-  /// (HloNameTable::Hash64), for the name rule.
-  std::vector<const HloInstruction *> insts;
+  /// Every operand and control predecessor is an instruction of the
+  /// computation; and every one comes earlier in the text. The cycle search
+  /// needs the first and only the second's failure.
+  bool operands_local = true;
+  bool in_text_order = true;
+  /// The hashes of the names of the piece's instructions in text order
+  /// (HloNameTable::Hash64), for the name rule, which reads the
+  /// instructions through Instruction().
   std::vector<uint64_t> name_hashes;
+  /// The computation and the first slot of the piece, and its instructions
+  /// when removed ones left empty slots in it (otherwise the instruction
+  /// at position p is the one in slot from + p).
+  const HloComputation *comp = nullptr;
+  size_t from = 0;
+  std::vector<const HloInstruction *> insts;
+  const HloInstruction *Instruction(size_t position) const {
+    return insts.empty() ? comp->instruction_in_slot(from + position) : insts[position];
+  }
+  size_t size() const { return name_hashes.size(); }
+  /// Its parameters in text order, for the parameter numbers.
+  std::vector<const HloInstruction *> params;
 };
 
-/// The walk over one computation: every check but the name rule. One per
-/// thread, reused from one computation to the next; it reads the module
-/// and writes only the ComputationResult it is given.
+/// The walk over computations and pieces of them: every check but the name
+/// rule. One per thread, reused from one piece to the next; it reads the
+/// module and writes only the WalkResult it is given.
 class ComputationVerifier {
 public:
   ComputationVerifier(const HloModule &module,
                       const llvm::DenseSet<const HloComputation *> &computations)
       : module_(module), computations_(computations) {}
-  void Check(const HloComputation &comp, ComputationResult &result);
+  /// The checks of each instruction in the text-order slots [from, to) of
+  /// `comp`: computation references, edges, shape validity, shape rules.
+  void CheckPiece(const HloComputation &comp, size_t from, size_t to, WalkResult &result);
+  /// The root and the parameter numbers of `comp`, whose pieces are
+  /// `pieces` (in text order, every one walked).
+  void CheckHead(const HloComputation &comp, llvm::ArrayRef<WalkResult> pieces,
+                 WalkResult &result);
+  /// The depth-first search for a cycle in `comp` (HloVerifierStructure.cpp),
+  /// reported into `result`: only meaningful when every edge is local, and
+  /// only needed when one goes forward in the text.
+  void CheckCycles(const HloComputation &comp, WalkResult &result);
 
 private:
   // ---- Reporting ----
@@ -153,13 +186,11 @@ private:
   /// one dangles).
   void CheckCallees();
   /// Parent, operand, user and control edges of inst_, and its shape; clears
-  /// `operands_local` when an edge leaves the computation, `in_text_order`
-  /// when one goes to an instruction not yet passed.
-  void CheckEdges(size_t position, bool &operands_local, bool &in_text_order);
+  /// the result's `operands_local` when an edge leaves the computation,
+  /// `in_text_order` when one goes to an instruction not before inst_.
+  void CheckEdges();
   void CheckParameterNumbers(const HloComputation &comp,
                              llvm::ArrayRef<const HloInstruction *> params);
-  /// The depth-first search for a cycle (HloVerifierStructure.cpp).
-  void CheckNoCycles(const HloComputation &comp);
   void CheckShapeIsValid(const Shape &shape);
 
   // ---- Shape rules, one instruction (inst_) at a time (HloVerifierShapes.cpp;
@@ -215,40 +246,39 @@ private:
       llvm::function_ref<bool(int64_t i, const Shape &in, const Shape &out, int64_t dim,
                               std::optional<int64_t> &group)>
           check);
-  /// Where `inst` is in the walk over the computation being checked, -1
-  /// when it is not one of its instructions. From the instruction's
-  /// text-order slot: no hashing, and recent operands are in the cache.
-  int64_t WalkPosition(const HloInstruction *inst) const {
+  /// The text-order slot of `inst` in the computation being checked, -1
+  /// when it is not one of its instructions. The slots of a computation
+  /// increase along its text order, so they tell whether an operand comes
+  /// earlier without a table of positions, in a piece as in the whole.
+  int64_t SlotOf(const HloInstruction *inst) const {
     if (inst->parent() != comp_)
       return -1;
     size_t slot = inst->text_order_slot();
     if (slot >= comp_->slot_count() || comp_->instruction_in_slot(slot) != inst)
       return -1;
-    return slot_positions_[slot];
+    return static_cast<int64_t>(slot);
   }
-  /// Whether the walk has passed `inst` before `position`.
-  bool Passed(const HloInstruction *inst, size_t position) const {
-    int64_t p = WalkPosition(inst);
-    return p >= 0 && p < static_cast<int64_t>(position);
+  /// Whether `inst` comes before inst_ (in slot slot_) in the text of the
+  /// computation.
+  bool Before(const HloInstruction *inst) const {
+    int64_t slot = SlotOf(inst);
+    return slot >= 0 && slot < static_cast<int64_t>(slot_);
   }
   bool CheckDimensionList(llvm::ArrayRef<int64_t> dims, int64_t rank, llvm::StringRef what,
                           bool unique);
 
   const HloModule &module_;
   const llvm::DenseSet<const HloComputation *> &computations_;
-  /// The parameters of the computation being checked, in text order.
-  std::vector<const HloInstruction *> params_;
-  /// The walk position of the instruction in each text-order slot of the
-  /// computation being checked (WalkPosition).
-  std::vector<uint32_t> slot_positions_;
-  /// CheckNoCycles' state of each instruction, by position.
+  /// CheckCycles' state of each instruction, by text-order slot.
   std::vector<uint8_t> cycle_state_;
   /// Shapes found valid, by address (CheckEdges).
   const Shape *valid_shapes_[64] = {};
-  ComputationResult *result_ = nullptr;
+  WalkResult *result_ = nullptr;
   Kind kind_ = Kind::kHead;
   const HloComputation *comp_ = nullptr;
   const HloInstruction *inst_ = nullptr;
+  /// The text-order slot of inst_ in comp_, during CheckPiece.
+  size_t slot_ = 0;
 };
 
 /// The computations of `comps` (in module order) whose name an earlier one
@@ -257,17 +287,17 @@ std::vector<char> FindDuplicateComputationNames(llvm::ArrayRef<const HloComputat
 
 /// An instruction whose name an earlier one of the module has.
 struct NameProblem {
-  uint32_t ordinal;  // of its computation
-  uint32_t position; // in the computation's text order
-  uint32_t first;    // ordinal of the computation of the earlier one
+  uint32_t ordinal;  // of its piece, in module order
+  uint32_t position; // in the piece's text order
+  uint32_t first;    // ordinal of the piece of the earlier one
 };
 
 /// The name rule for the part `part` of `parts` of the names (by hash; see
 /// HloVerifierNames.cpp): the instructions, in module order, whose name an
-/// earlier instruction of the module has. `starts[o]` is the position in
-/// the module of the first instruction of computation o (and starts.back()
-/// their count).
-std::vector<NameProblem> FindDuplicateNames(llvm::ArrayRef<ComputationResult> results,
+/// earlier instruction of the module has. `results` are the walks' pieces
+/// in module order; `starts[o]` is the position in the module of the first
+/// instruction of piece o (and starts.back() their count).
+std::vector<NameProblem> FindDuplicateNames(llvm::ArrayRef<WalkResult> results,
                                             llvm::ArrayRef<uint32_t> starts, unsigned part,
                                             unsigned parts);
 

@@ -113,7 +113,7 @@ std::vector<char> FindDuplicateComputationNames(llvm::ArrayRef<const HloComputat
   return name_taken;
 }
 
-std::vector<NameProblem> FindDuplicateNames(llvm::ArrayRef<ComputationResult> results,
+std::vector<NameProblem> FindDuplicateNames(llvm::ArrayRef<WalkResult> results,
                                             llvm::ArrayRef<uint32_t> starts, unsigned part,
                                             unsigned parts) {
   auto locate = [&](uint32_t index) {
@@ -122,7 +122,7 @@ std::vector<NameProblem> FindDuplicateNames(llvm::ArrayRef<ComputationResult> re
   };
   auto inst_at = [&](uint32_t index) {
     auto [o, p] = locate(index);
-    return results[o].insts[p];
+    return results[o].Instruction(p);
   };
   auto hash_at = [&](uint32_t index) {
     auto [o, p] = locate(index);
@@ -142,8 +142,8 @@ std::vector<NameProblem> FindDuplicateNames(llvm::ArrayRef<ComputationResult> re
         o + 1 < results.size() ? llvm::ArrayRef<uint64_t>(results[o + 1].name_hashes)
                                : llvm::ArrayRef<uint64_t>();
     for (size_t p = 0; p < hashes.size(); ++p) {
-      // The one kAhead further, in this computation or the next (a
-      // computation shorter than kAhead leaves a few unprefetched).
+      // The one kAhead further, in this piece or the next (a piece
+      // shorter than kAhead leaves a few unprefetched).
       size_t ahead = p + kAhead;
       if (ahead < hashes.size()) {
         if (NameTable::PartOf(hashes[ahead], parts) == part)

@@ -1,13 +1,14 @@
 //===- HloVerifierStructure.cpp - The walk over one computation -----------===//
 //
-// ComputationVerifier::Check, one computation at a time on whichever thread
-// takes it: the root, the parameter numbers, each instruction's computation
-// references, parent, operand, user and control edges and the validity of
-// its shape (dimensions, element count, layout), then its shape rules
-// (HloVerifierShapes.cpp), and last the depth-first search for a cycle,
-// run only when an edge goes forward in the text (otherwise the text order
-// is a topological order). It reads the module and writes only the
-// ComputationResult it is given.
+// ComputationVerifier::CheckPiece, a computation or a range of its text
+// order at a time on whichever thread takes it: each instruction's
+// computation references, parent, operand, user and control edges and the
+// validity of its shape (dimensions, element count, layout), then its shape
+// rules (HloVerifierShapes.cpp). Once every piece of a computation is
+// walked, CheckHead checks its root and parameter numbers, and CheckCycles
+// runs the depth-first search for a cycle, only when an edge goes forward
+// in the text (otherwise the text order is a topological order). Each reads
+// the module and writes only the WalkResult it is given.
 //
 //===----------------------------------------------------------------------===//
 #include "HloVerifierInternal.h"
@@ -15,6 +16,7 @@
 #include "loom/hlo/ir/HloNameTable.h"
 
 #include "llvm/ADT/DenseMap.h"
+#include "llvm/ADT/STLExtras.h"
 #include "llvm/ADT/SmallVector.h"
 
 #include <algorithm>
@@ -41,7 +43,69 @@ void PrefetchText(const HloInstruction *inst) {
 
 } // namespace
 
-void ComputationVerifier::Check(const HloComputation &comp, ComputationResult &result) {
+void ComputationVerifier::CheckPiece(const HloComputation &comp, size_t from, size_t to,
+                                     WalkResult &result) {
+  result_ = &result;
+  comp_ = &comp;
+  inst_ = nullptr;
+  kind_ = Kind::kHead;
+
+  // Every check of an instruction is made while it is in the cache: a walk
+  // over a large module is a cache miss per instruction, and each of the
+  // instruction's cache lines is one more, and its name and its attribute
+  // list (which live elsewhere) two more. The instructions some steps ahead
+  // are prefetched, and the name and attributes of those half as far ahead,
+  // whose own lines have arrived by then.
+  auto at = [&](size_t slot) { return comp.instruction_in_slot(slot); };
+  result.comp = &comp;
+  result.from = from;
+  size_t live = 0;
+  for (size_t slot = from; slot < to; ++slot)
+    live += at(slot) != nullptr;
+  // The name rule finds an instruction from its position in the piece: its
+  // slot, unless removed instructions left empty slots (then a list, which
+  // a parsed module never needs: a million pointers are 8 MB at the peak).
+  bool dense = live == to - from;
+  if (!dense)
+    result.insts.reserve(live);
+  result.name_hashes.reserve(live);
+  // On the 1M-instruction module of bench/HloVerifyBench, distances from 8
+  // to 64 take the same time; without prefetching the instructions the
+  // walk took 0.19 s rather than 0.16 s.
+  constexpr size_t kAhead = 32;
+  constexpr size_t kTextAhead = kAhead / 2;
+  for (size_t slot = from; slot < std::min(to, from + kTextAhead); ++slot)
+    if (at(slot))
+      PrefetchText(at(slot));
+  for (size_t slot = from; slot < to; ++slot) {
+    if (slot + kAhead < to && at(slot + kAhead))
+      Prefetch(at(slot + kAhead));
+    if (slot + kTextAhead < to && at(slot + kTextAhead))
+      PrefetchText(at(slot + kTextAhead));
+    const HloInstruction *inst = at(slot);
+    if (!inst)
+      continue;
+    inst_ = inst;
+    slot_ = slot;
+    if (!dense)
+      result.insts.push_back(inst);
+    if (inst->opcode() == HloOpcode::kParameter)
+      result.params.push_back(inst);
+    CheckCallees();
+    result.name_hashes.push_back(HloNameTable::Hash64(inst->name()));
+    CheckEdges();
+    // The shape rules read callees: not after a dangling reference (in this
+    // piece; the report leaves out every rule's problem after one anyway).
+    if (result.callees_ok) {
+      kind_ = Kind::kRule;
+      CheckInstruction();
+    }
+  }
+  inst_ = nullptr;
+}
+
+void ComputationVerifier::CheckHead(const HloComputation &comp, llvm::ArrayRef<WalkResult> pieces,
+                                    WalkResult &result) {
   result_ = &result;
   comp_ = &comp;
   inst_ = nullptr;
@@ -51,58 +115,12 @@ void ComputationVerifier::Check(const HloComputation &comp, ComputationResult &r
     Report(&comp, nullptr, "has no ROOT instruction");
   else if (root->parent() != &comp)
     Report(&comp, nullptr, "its ROOT '" + root->name() + "' belongs to another computation");
-
-  // Every check of an instruction is made while it is in the cache: a walk
-  // over a large module is a cache miss per instruction, and each of the
-  // instruction's cache lines is one more, and its name and its attribute
-  // list (which live elsewhere) two more. The instructions some steps ahead
-  // are prefetched, and the name and attributes of those half as far ahead,
-  // whose own lines have arrived by then.
-  std::vector<const HloInstruction *> &insts = result.insts;
-  insts.reserve(static_cast<size_t>(comp.instruction_count()));
-  for (const HloInstruction *inst : comp.instructions())
-    insts.push_back(inst);
-  const size_t n = insts.size();
-  result.name_hashes.resize(n);
-  // On the 1M-instruction module of bench/HloVerifyBench, distances from 8
-  // to 64 take the same time; without prefetching the instructions the
-  // walk took 0.19 s rather than 0.16 s.
-  constexpr size_t kAhead = 32;
-  constexpr size_t kTextAhead = kAhead / 2;
-  for (size_t i = 0; i < std::min(n, kTextAhead); ++i)
-    PrefetchText(insts[i]);
-  params_.clear();
-  slot_positions_.resize(comp.slot_count());
-  for (size_t i = 0; i < n; ++i)
-    slot_positions_[insts[i]->text_order_slot()] = static_cast<uint32_t>(i);
-  bool operands_local = true;
-  bool in_text_order = true;
-  for (size_t i = 0; i < n; ++i) {
-    if (i + kAhead < n)
-      Prefetch(insts[i + kAhead]);
-    if (i + kTextAhead < n)
-      PrefetchText(insts[i + kTextAhead]);
-    const HloInstruction *inst = insts[i];
-    inst_ = inst;
-    if (inst->opcode() == HloOpcode::kParameter)
-      params_.push_back(inst);
-    CheckCallees();
-    result.name_hashes[i] = HloNameTable::Hash64(inst->name());
-    CheckEdges(i, operands_local, in_text_order);
-    // The shape rules read callees: not after a dangling reference.
-    if (result.callees_ok) {
-      kind_ = Kind::kRule;
-      CheckInstruction();
-    }
-  }
-  inst_ = nullptr;
-  kind_ = Kind::kHead;
-  CheckParameterNumbers(comp, params_);
-  // The cycle walk stays inside the computation; only meaningful when every
-  // edge is local, and only needed when one goes forward in the text.
-  kind_ = Kind::kCycle;
-  if (operands_local && !in_text_order)
-    CheckNoCycles(comp);
+  if (pieces.size() == 1)
+    return CheckParameterNumbers(comp, pieces.front().params);
+  std::vector<const HloInstruction *> params;
+  for (const WalkResult &piece : pieces)
+    llvm::append_range(params, piece.params);
+  CheckParameterNumbers(comp, params);
 }
 
 void ComputationVerifier::CheckCallees() {
@@ -119,9 +137,10 @@ void ComputationVerifier::CheckCallees() {
   }
 }
 
-void ComputationVerifier::CheckEdges(size_t position, bool &operands_local,
-                                     bool &in_text_order) {
+void ComputationVerifier::CheckEdges() {
   kind_ = Kind::kStructure;
+  bool &operands_local = result_->operands_local;
+  bool &in_text_order = result_->in_text_order;
   const HloInstruction *inst = inst_;
   const HloComputation *comp = comp_;
   if (inst->parent() != comp)
@@ -151,7 +170,7 @@ void ComputationVerifier::CheckEdges(size_t position, bool &operands_local,
                                            : std::string("no computation")));
       continue;
     }
-    in_text_order = in_text_order && Passed(op, position);
+    in_text_order = in_text_order && Before(op);
     // Passes walk users as often as operands: the two lists must agree.
     // HasUser is O(1) even for a constant with thousands of users.
     if (!op->HasUser(inst))
@@ -159,7 +178,7 @@ void ComputationVerifier::CheckEdges(size_t position, bool &operands_local,
   }
   for (const HloInstruction *pred : inst->control_predecessors()) {
     if (pred->parent() == comp) {
-      in_text_order = in_text_order && Passed(pred, position);
+      in_text_order = in_text_order && Before(pred);
       continue;
     }
     operands_local = false;
@@ -188,56 +207,60 @@ void ComputationVerifier::CheckParameterNumbers(const HloComputation &comp,
   }
 }
 
-void ComputationVerifier::CheckNoCycles(const HloComputation &comp) {
+void ComputationVerifier::CheckCycles(const HloComputation &comp, WalkResult &result) {
+  result_ = &result;
+  comp_ = &comp;
+  inst_ = nullptr;
+  kind_ = Kind::kCycle;
   // One depth-first search over operands and control predecessors, with an
   // explicit stack: real modules have dependency chains far deeper than the
-  // call stack allows. The state of an instruction of the walk is kept at
-  // its position (WalkPosition); an edge to
-  // an instruction that names the computation as its parent without being
-  // one of its instructions keeps that instruction's state in a map. The
-  // order of the search is the text order of the starts and the operand
-  // order of the edges, so the instruction reported is always the same.
+  // call stack allows. The state of an instruction of the computation is
+  // kept at its text-order slot (SlotOf); an edge to an instruction that
+  // names the computation as its parent without being one of its
+  // instructions keeps that instruction's state in a map. The order of the
+  // search is the text order of the starts and the operand order of the
+  // edges, so the instruction reported is always the same.
   enum : uint8_t { kNew, kOnStack, kDone };
-  llvm::ArrayRef<const HloInstruction *> insts = result_->insts;
-  cycle_state_.assign(insts.size(), kNew);
+  cycle_state_.assign(comp.slot_count(), kNew);
   llvm::DenseMap<const HloInstruction *, uint8_t> outside;
-  auto state_of = [&](const HloInstruction *inst, int64_t position) -> uint8_t {
-    if (position >= 0)
-      return cycle_state_[position];
+  auto state_of = [&](const HloInstruction *inst, int64_t slot) -> uint8_t {
+    if (slot >= 0)
+      return cycle_state_[slot];
     auto it = outside.find(inst);
     return it == outside.end() ? uint8_t(kNew) : it->second;
   };
-  auto set_state = [&](const HloInstruction *inst, int64_t position, uint8_t state) {
-    if (position >= 0)
-      cycle_state_[position] = state;
+  auto set_state = [&](const HloInstruction *inst, int64_t slot, uint8_t state) {
+    if (slot >= 0)
+      cycle_state_[slot] = state;
     else
       outside[inst] = state;
   };
   struct Frame {
     const HloInstruction *inst;
-    int64_t position; // in the walk; -1 outside it
+    int64_t slot; // in the computation; -1 outside it
     size_t next;
   };
   std::vector<Frame> stack;
-  for (size_t start = 0; start < insts.size(); ++start) {
-    if (cycle_state_[start] != kNew)
+  for (size_t start = 0; start < comp.slot_count(); ++start) {
+    const HloInstruction *first = comp.instruction_in_slot(start);
+    if (!first || cycle_state_[start] != kNew)
       continue;
     cycle_state_[start] = kOnStack;
-    stack.push_back({insts[start], static_cast<int64_t>(start), 0});
+    stack.push_back({first, static_cast<int64_t>(start), 0});
     while (!stack.empty()) {
       Frame &f = stack.back();
       const HloInstruction *inst = f.inst;
       size_t num_ops = inst->operands().size();
       size_t num_deps = num_ops + inst->control_predecessors().size();
       if (f.next == num_deps) {
-        set_state(inst, f.position, kDone);
+        set_state(inst, f.slot, kDone);
         stack.pop_back();
         continue;
       }
       size_t k = f.next++;
       const HloInstruction *dep =
           k < num_ops ? inst->operand(k) : inst->control_predecessors()[k - num_ops];
-      int64_t d = WalkPosition(dep);
+      int64_t d = SlotOf(dep);
       uint8_t state = state_of(dep, d);
       if (state == kNew) {
         set_state(dep, d, kOnStack);
