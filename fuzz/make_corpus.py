@@ -107,6 +107,12 @@ def main():
             put(out, "HloPassesFuzzer", bytes([bits]) + text)
     for p in files([SHARED], (".hlo",)):
         put(out, "HloPassesFuzzer", b"\x01" + read(p))
+    # HloToBirFuzzer: the modules hlo-to-bir's tests lower, at lnc 1 and 2.
+    codegen_dirs = [os.path.join(ROOT, "examples", "hlo"), os.path.join(ROOT, "test", "codegen")]
+    for p in files(codegen_dirs, (".hlo",)):
+        text = read(p)
+        for bits in (0x00, 0x01):
+            put(out, "HloToBirFuzzer", bytes([bits]) + text)
 
     bir_dirs = [os.path.join(ROOT, "examples", "bir"), os.path.join(ROOT, "test", "bir")]
     for p in files(bir_dirs, (".json",)):

@@ -27,7 +27,7 @@ SECONDS_EACH="${2:-30}"
 PARALLEL="${LOOM_FUZZ_PARALLEL:-1}"
 
 TARGETS=(HloTextFuzzer HloPassesFuzzer HloEvalFuzzer BirJsonFuzzer BirSimFuzzer
-         NpyFuzzer PipelineFuzzer HloProtoFuzzer)
+         NpyFuzzer PipelineFuzzer HloProtoFuzzer HloToBirFuzzer)
 dict_of() {
   case "$1" in
     HloProtoFuzzer) echo "" ;;
