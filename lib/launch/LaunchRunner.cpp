@@ -359,7 +359,9 @@ llvm::Expected<LaunchRun> runLaunch(Launch &L,
       In.Array.Descr = nativeDescr(Loc->getType());
       In.Array.Shape = {int64_t(Bytes / Size)};
       In.Array.Data.assign(Bytes - Bytes % Size, '\0');
-      std::memcpy(In.Array.Data.data(), Leaf->raw_data(), Leaf->size_bytes());
+      // An empty leaf has no data to point at (memcpy wants pointers).
+      if (Leaf->size_bytes())
+        std::memcpy(In.Array.Data.data(), Leaf->raw_data(), Leaf->size_bytes());
       SO.Inputs.push_back(std::move(In));
     }
   }
@@ -396,7 +398,8 @@ llvm::Expected<LaunchRun> runLaunch(Launch &L,
         if (!State->isInit(I))
           return makeError(Where + ": byte " + llvm::Twine(I) + " of location '" +
                            B.Memloc + "' was never written");
-      std::memcpy(Value.raw_data(), State->Data.data(), Bytes);
+      if (Bytes)
+        std::memcpy(Value.raw_data(), State->Data.data(), Bytes);
       Run.Outputs[D].push_back({B.Index, std::move(Value)});
     }
   return Run;
