@@ -209,6 +209,8 @@ private:
   void CheckTranspose();
   void CheckBroadcast();
   void CheckSlice();
+  void CheckDynamicSlice();
+  void CheckDynamicUpdateSlice();
   void CheckConcatenate();
   void CheckReduce();
   void CheckGather();

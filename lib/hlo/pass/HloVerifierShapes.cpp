@@ -91,6 +91,8 @@ void ComputationVerifier::CheckInstruction() {
   case HloOpcode::kTranspose: return CheckTranspose();
   case HloOpcode::kBroadcast: return CheckBroadcast();
   case HloOpcode::kSlice: return CheckSlice();
+  case HloOpcode::kDynamicSlice: return CheckDynamicSlice();
+  case HloOpcode::kDynamicUpdateSlice: return CheckDynamicUpdateSlice();
   case HloOpcode::kConcatenate: return CheckConcatenate();
   case HloOpcode::kReduce: return CheckReduce();
   case HloOpcode::kGather: return CheckGather();
@@ -360,6 +362,47 @@ void ComputationVerifier::CheckSlice() {
   if (expected && out.dimensions() != expected->dimensions())
     Fail("slice of " + Str(in) + " has result " + Str(out) + "; expected dimensions " +
          FormatIntList(expected->dimensions()));
+}
+
+// XLA's HandleDynamicSlice: the result is the operand's element type with
+// the dimensions of `dynamic_slice_sizes`, each at most the operand's. The
+// interpreter and hlo-to-bir read the sizes; a result shape that disagrees
+// would make them read the module differently.
+void ComputationVerifier::CheckDynamicSlice() {
+  if (inst_->operand_count() < 1)
+    return (void)ExpectOperandCount(1);
+  const Shape &in = inst_->operand(0)->shape();
+  const Shape &out = inst_->shape();
+  std::optional<Shape> expected = Inferred(ShapeInference::InferInstructionShape(*inst_));
+  if (!expected)
+    return;
+  if (!out.IsArray() || out.element_type() != expected->element_type() ||
+      out.dimensions() != expected->dimensions())
+    Fail("dynamic-slice of " + Str(in) + " has result " + Str(out) +
+         "; expected dimensions " + FormatIntList(expected->dimensions()) +
+         " (dynamic_slice_sizes) of the operand's element type");
+}
+
+// XLA's HandleDynamicUpdateSlice: the result is the operand's shape, and
+// the update an array of its element type and rank that fits in it.
+void ComputationVerifier::CheckDynamicUpdateSlice() {
+  if (inst_->operand_count() < 2)
+    return (void)ExpectOperandCount(2);
+  const Shape &in = inst_->operand(0)->shape();
+  const Shape &update = inst_->operand(1)->shape();
+  const Shape &out = inst_->shape();
+  if (!in.IsArray() || !out.IsArray() || out.element_type() != in.element_type() ||
+      out.dimensions() != in.dimensions())
+    return Fail("dynamic-update-slice of " + Str(in) + " has result " + Str(out) +
+                "; expected the operand's shape");
+  bool fits = update.IsArray() && update.element_type() == in.element_type() &&
+              update.rank() == in.rank();
+  for (int64_t i = 0; fits && i < in.rank(); ++i)
+    fits = update.dimensions(i) <= in.dimensions(i);
+  if (!fits)
+    Fail("dynamic-update-slice of " + Str(in) + " with update " + Str(update) +
+         ": the update must be an array of the operand's element type and rank "
+         "that fits in it");
 }
 
 void ComputationVerifier::CheckConcatenate() {
