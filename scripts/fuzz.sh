@@ -30,7 +30,8 @@ PARALLEL="${LOOM_FUZZ_PARALLEL:-1}"
 
 TARGETS=(HloTextFuzzer HloPassesFuzzer HloEvalFuzzer BirJsonFuzzer BirSimFuzzer
          NpyFuzzer PipelineFuzzer HloProtoFuzzer)
-# Run only when named (docs/robustness.md): its findings are not all fixed.
+# Run only when named (docs/robustness.md): it is new, runs about 30 inputs
+# a second, and its findings so far were wrong programs to fix first.
 ON_DEMAND=(HloToBirFuzzer)
 dict_of() {
   case "$1" in
